@@ -1,0 +1,84 @@
+# vkops: make test (every test), make bench (the main benchmark job).
+# Both install what is missing on a Debian machine (as root) first.
+
+GO      ?= go
+GLSLC   ?= glslc
+SHADERS := $(wildcard shaders/*.comp)
+SPIRV   := $(SHADERS:.comp=.spv)
+APT_PKGS := mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers glslc spirv-tools
+GLFW_PKGS := libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
+GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror
+
+.PHONY: all build deps deps-glfw shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go
+
+all: build
+
+# deps installs the Debian packages vkops needs when any is missing.
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+deps-glfw:
+	@missing=""; for p in $(GLFW_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+build:
+	$(GO) build ./...
+	$(GO) build -o bin/vkops ./cmd/vkops
+
+shaders/%.spv: shaders/%.comp
+	$(GLSLC) $(GLSLC_FLAGS) -o $@ $<
+
+shaders: $(SPIRV)
+
+# check-shaders rebuilds every shader into a temporary directory, fails
+# when the committed SPIR-V differs, and validates each module.
+check-shaders:
+	@tmp=$$(mktemp -d); status=0; \
+	for s in $(SHADERS); do \
+		b=$$(basename $$s .comp); \
+		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv $$s || status=1; \
+		cmp -s $$tmp/$$b.spv shaders/$$b.spv || { echo "shaders/$$b.spv is stale: run make shaders"; status=1; }; \
+		spirv-val --target-env vulkan1.1 shaders/$$b.spv || status=1; \
+	done; \
+	for f in shaders/*.spv; do [ -f $${f%.spv}.comp ] || { echo "$$f has no source"; status=1; }; done; \
+	rm -rf $$tmp; exit $$status
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+# The validation layer is on in every device test (VKOPS_VALIDATION=1)
+# and any message it prints fails the test.
+TEST_ENV := VKOPS_VALIDATION=1 VKOPS_CACHE_DIR=$(CURDIR)/.cache
+
+test: deps deps-glfw check-shaders vet
+	$(TEST_ENV) $(GO) test -count=1 -timeout 40m ./...
+	$(MAKE) test-cgocheck2 test-race test-glfw fuzz
+
+test-cgocheck2:
+	GOEXPERIMENT=cgocheck2 $(TEST_ENV) $(GO) test -count=1 -short -timeout 20m ./vk/... ./device/... ./ops/... ./tests/...
+
+test-race:
+	$(TEST_ENV) $(GO) test -count=1 -race -short -timeout 20m ./device/... ./ops/... ./tests/...
+
+test-glfw: deps-glfw
+	xvfb-run -a $(GO) test -count=1 -tags glfw ./glfwloader/...
+
+FUZZTIME ?= 30s
+fuzz:
+	@for spec in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs grep -ho '^func Fuzz[A-Za-z0-9_]*' | sort -u | sed 's/^func //'); do \
+		pkg=$$(grep -rl --include='*_test.go' "^func $$spec(" . | head -1 | xargs dirname); \
+		echo "fuzz $$spec in $$pkg for $(FUZZTIME)"; \
+		$(TEST_ENV) $(GO) test -run='^$$' -fuzz="^$$spec$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	done
+
+bench: deps build
+	./bin/vkops info
+	./bin/vkops bench

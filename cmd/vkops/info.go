@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vkops/vkops/device"
+)
+
+func runInfo(e *env, args []string) error {
+	fs := newFlags(e, "info", "info [--json]", "vkops info --json")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return badInput("info: unexpected argument %q", pos[0])
+	}
+	infos, chosen, err := device.Devices(device.Options{Device: e.device})
+	if err != nil && !errors.Is(err, device.ErrNoDevice) && len(infos) > 0 {
+		return badInput("%v", err) // the devices are there but --device names none of them
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := struct {
+			Chosen  int            `json:"chosen"`
+			Devices []*device.Info `json:"devices"`
+		}{chosen, infos}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	for i, info := range infos {
+		mark := ""
+		if i == chosen {
+			mark = "  (chosen)"
+		}
+		fmt.Fprintf(e.stdout, "device %d%s\n", i, mark)
+		device.WriteInfo(e.stdout, info)
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+// Command vkops runs tensor operations as Vulkan compute shaders: device
+// information, ops on .npy files, and benchmarks.
+//
+//	vkops [--device D] info [--json]
+//	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]
+//	vkops [--device D] where COND INPUT OTHER -o OUT [--dtype T]
+//	vkops [--device D] reduce-or DATA --axes 2,3 [--keep-dims] -o OUT
+//	vkops [--device D] reduce-and DATA --axes 2,3 [--keep-dims] -o OUT
+//	vkops [--device D] bench [flags]
+//
+// Errors are one line on stderr beginning "vkops:"; the exit status is 2
+// for bad input (files, shapes, types, flags) and 1 for a device failure.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/vkops/vkops/device"
+)
+
+// command is one subcommand: its run function gets the arguments after
+// its name.
+type command struct {
+	run     func(env *env, args []string) error
+	summary string
+}
+
+var commands = map[string]command{
+	"info": {runInfo, "list Vulkan devices and the one vkops would choose"},
+}
+
+// env is what every subcommand shares.
+type env struct {
+	device string // --device, or $VKOPS_DEVICE
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// open opens the chosen device.
+func (e *env) open() (*device.Device, error) {
+	return device.Open(device.Options{Device: e.device})
+}
+
+// inputError is bad input: exit status 2.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// badInput wraps err (or formats one) as bad input.
+func badInput(format string, args ...any) error {
+	return &inputError{fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: vkops [--device INDEX|NAME] COMMAND [ARGS]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, name := range sortedCommands() {
+		fmt.Fprintf(w, "  %-11s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'vkops COMMAND --help' for a command's flags. $VKOPS_DEVICE chooses a device too.")
+}
+
+func sortedCommands() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	for i := range names {
+		for j := i + 1; j < len(names); j++ {
+			if names[j] < names[i] {
+				names[i], names[j] = names[j], names[i]
+			}
+		}
+	}
+	return names
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("vkops", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	e := &env{stdout: stdout, stderr: stderr}
+	fs.StringVar(&e.device, "device", "", "device index or name substring (default: $VKOPS_DEVICE, else the best)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "vkops: %v\n", err)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := fs.Arg(0)
+	if name == "help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "vkops: unknown command %q (want one of %s)\n", name, strings.Join(sortedCommands(), ", "))
+		return 2
+	}
+	err := cmd.run(e, fs.Args()[1:])
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintf(stderr, "vkops: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	var ie *inputError
+	if errors.As(err, &ie) {
+		return 2
+	}
+	return 1
+}
+
+// newFlags makes a subcommand's flag set whose errors are bad input and
+// whose --help prints the usage line, the example and the flags.
+func newFlags(e *env, name, usageLine, example string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stdout, "usage: vkops %s\n\nexample:\n  %s\n\nflags:\n", usageLine, example)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments, as
+// users write them ("vkops select a b c -o out").
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, badInput("%s: %v", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

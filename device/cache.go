@@ -1,0 +1,72 @@
+package device
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vkops/vkops/vk"
+)
+
+func cacheDir(dir string) string {
+	switch dir {
+	case "-":
+		return ""
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(base, "vkops")
+	}
+	return dir
+}
+
+// cacheFile names the pipeline cache of this device and driver: a driver
+// update or another device never reads a stale cache (the driver would
+// reject it anyway, but only after reading it).
+func (d *Device) cacheFile() string {
+	if d.cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(d.cacheDir, fmt.Sprintf("pipelines-%s-%x.bin", d.info.UUID, d.info.DriverVersion))
+}
+
+func (d *Device) loadPipelineCache() (*vk.PipelineCache, error) {
+	var data []byte
+	if f := d.cacheFile(); f != "" {
+		data, _ = os.ReadFile(f) // a missing or unreadable cache is an empty one
+	}
+	return d.dev.NewPipelineCache(data)
+}
+
+// savePipelineCache writes the cache when this run built new pipelines.
+// It writes a temporary file and renames it, so that concurrent runs
+// never see half a cache.
+func (d *Device) savePipelineCache() error {
+	f := d.cacheFile()
+	if f == "" || d.newPipes == 0 || d.cache == nil {
+		return nil
+	}
+	data, err := d.cache.Data()
+	if err != nil || len(data) == 0 {
+		return err
+	}
+	if err := os.MkdirAll(d.cacheDir, 0o755); err != nil {
+		return nil // no cache dir is no error: the next run compiles again
+	}
+	tmp, err := os.CreateTemp(d.cacheDir, "pipelines-*.tmp")
+	if err != nil {
+		return nil
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return nil
+	}
+	if err := os.Rename(tmp.Name(), f); err != nil {
+		os.Remove(tmp.Name())
+	}
+	return nil
+}

@@ -1,0 +1,335 @@
+// Package device opens a Vulkan device, keeps tensors resident on it, and
+// records the work of ops into batches that it submits and waits for.
+//
+// A Device is safe for concurrent use by many goroutines.
+package device
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/vkops/vkops/vk"
+)
+
+// Info describes a physical device: its name, type, driver, memory, limits
+// and features.
+type Info = vk.DeviceInfo
+
+// ErrNoDevice reports that no Vulkan loader or device is present.
+var ErrNoDevice = vk.ErrNoVulkan
+
+// ErrOutOfMemory reports that the device or host ran out of memory for a
+// tensor; the device stays usable.
+var ErrOutOfMemory = errors.New("out of device memory")
+
+// ErrClosed reports use of a closed Device or a freed Tensor.
+var ErrClosed = errors.New("device closed")
+
+// ErrDeviceLost reports that the driver lost the device
+// (VK_ERROR_DEVICE_LOST); the Device is unusable from then on.
+var ErrDeviceLost = errors.New("device lost")
+
+// Options configure Open. The zero value picks the best device.
+type Options struct {
+	// Device chooses a device by index (as `vkops info` lists them) or by
+	// a case-insensitive substring of its name. Empty means $VKOPS_DEVICE,
+	// and when that is unset too, the best device: discrete GPU, then
+	// integrated, virtual, CPU (lavapipe).
+	Device string
+	// Validation enables the Khronos validation layer; also turned on by
+	// VKOPS_VALIDATION=1.
+	Validation bool
+	// OnValidation receives each validation message. When nil, messages
+	// are written to os.Stderr.
+	OnValidation func(severity, msg string)
+	// CacheDir holds the pipeline cache between runs. Empty means
+	// $VKOPS_CACHE_DIR, then os.UserCacheDir()/vkops; "-" disables it.
+	CacheDir string
+	// PageSize, when nonzero, caps the bytes a tensor keeps in one buffer
+	// binding, below the device's own limit; a power of two of at least
+	// 4096. Tests use it to exercise tensors that span several pages.
+	PageSize uint64
+	// Staging, when set, moves data through staging buffers and copy
+	// commands even where the device's memory is host-visible, as on
+	// discrete GPUs; tests use it to exercise that path on lavapipe.
+	Staging bool
+}
+
+func (o *Options) fill() {
+	if o.Device == "" {
+		o.Device = os.Getenv("VKOPS_DEVICE")
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = os.Getenv("VKOPS_CACHE_DIR")
+	}
+	if os.Getenv("VKOPS_VALIDATION") == "1" {
+		o.Validation = true
+	}
+	if o.OnValidation == nil {
+		o.OnValidation = func(sev, msg string) { fmt.Fprintf(os.Stderr, "vkops: validation %s: %s\n", sev, msg) }
+	}
+}
+
+// Devices lists the Vulkan devices with a compute queue and the index of
+// the one Open would choose with opts.
+func Devices(opts Options) ([]*Info, int, error) {
+	opts.fill()
+	in, err := vk.NewInstance(vk.InstanceOptions{})
+	if err != nil {
+		return nil, -1, err
+	}
+	defer in.Close()
+	infos, err := in.PhysicalDevices()
+	if err != nil {
+		return nil, -1, err
+	}
+	i, err := choose(infos, opts.Device)
+	return infos, i, err
+}
+
+func choose(infos []*Info, want string) (int, error) {
+	if len(infos) == 0 {
+		return -1, fmt.Errorf("%w: the Vulkan loader lists no device with a compute queue (Debian: mesa-vulkan-drivers)", ErrNoDevice)
+	}
+	if want != "" {
+		if i, err := strconv.Atoi(want); err == nil {
+			if i < 0 || i >= len(infos) {
+				return -1, fmt.Errorf("device %d does not exist (have 0..%d)", i, len(infos)-1)
+			}
+			return i, nil
+		}
+		for i, info := range infos {
+			if strings.Contains(strings.ToLower(info.Name), strings.ToLower(want)) {
+				return i, nil
+			}
+		}
+		return -1, fmt.Errorf("no device name contains %q", want)
+	}
+	best := 0
+	for i, info := range infos {
+		if info.Type > infos[best].Type {
+			best = i
+		}
+	}
+	return best, nil
+}
+
+// Device is an open Vulkan device.
+type Device struct {
+	info     *Info
+	inst     *vk.Instance
+	dev      *vk.Device
+	unified  bool
+	pageSize uint64
+	cacheDir string
+
+	mu        sync.Mutex
+	closed    bool
+	lost      error
+	pool      *pool
+	stream    stream
+	pipelines map[pipelineKey]*vk.Pipeline
+	cache     *vk.PipelineCache
+	newPipes  int
+
+	validation struct {
+		sync.Mutex
+		count int
+	}
+}
+
+// Open opens a device.
+func Open(opts Options) (*Device, error) {
+	opts.fill()
+	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}}
+	onMsg := opts.OnValidation
+	in, err := vk.NewInstance(vk.InstanceOptions{Validation: opts.Validation, OnMessage: func(sev, msg string) {
+		d.validation.Lock()
+		d.validation.count++
+		d.validation.Unlock()
+		onMsg(sev, msg)
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	infos, err := in.PhysicalDevices()
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	i, err := choose(infos, opts.Device)
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	dev, err := in.NewDevice(infos[i])
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("device: %s: %w", infos[i].Name, err)
+	}
+	d.info, d.inst, d.dev = infos[i], in, dev
+	d.unified = dev.Unified() && !opts.Staging
+	d.pageSize = pageSize(infos[i], opts.PageSize)
+	d.pool = newPool(dev)
+	d.stream.init(d)
+	d.cacheDir = cacheDir(opts.CacheDir)
+	d.cache, err = d.loadPipelineCache()
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	return d, nil
+}
+
+// pageSize is the largest power of two that one binding may cover and one
+// allocation may hold, capped at 1 GiB so that byte offsets inside a page
+// fit comfortably in 32 bits, and at the caller's cap.
+func pageSize(info *Info, capSize uint64) uint64 {
+	lim := min(uint64(info.Limits.MaxStorageBufferRange), info.Limits.MaxMemoryAllocationSize, 1<<30)
+	if capSize >= 4096 {
+		lim = min(lim, capSize)
+	}
+	p := uint64(1)
+	for p*2 <= lim {
+		p *= 2
+	}
+	return p
+}
+
+// Info describes the open device.
+func (d *Device) Info() *Info { return d.info }
+
+// Unified reports whether tensors live in host-visible memory that the
+// device reads directly, so uploads and downloads are plain copies.
+func (d *Device) Unified() bool { return d.unified }
+
+// PageSize returns the most bytes of a tensor that one buffer binding
+// covers; larger tensors span several pages.
+func (d *Device) PageSize() uint64 { return d.pageSize }
+
+// ValidationMessages returns how many messages the validation layer has
+// reported since Open.
+func (d *Device) ValidationMessages() int {
+	d.validation.Lock()
+	defer d.validation.Unlock()
+	return d.validation.count
+}
+
+// LiveObjects returns the number of Vulkan objects the device holds now:
+// buffers, memory, pipelines, pools. Leak tests watch it.
+func (d *Device) LiveObjects() int64 { return d.dev.Live() }
+
+// usable reports why the device cannot take work; d.mu must be held.
+func (d *Device) usable() error {
+	if d.closed {
+		return ErrClosed
+	}
+	return d.lost
+}
+
+// Close waits for pending work, saves the pipeline cache, and releases
+// every Vulkan object in order. Tensors of a closed device report
+// ErrClosed. Close is idempotent.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	var errs []error
+	if d.lost == nil {
+		errs = append(errs, d.stream.drain())
+	}
+	d.closed = true
+	d.mu.Unlock()
+
+	if d.dev != nil {
+		_ = d.dev.WaitIdle()
+		errs = append(errs, d.savePipelineCache())
+		d.stream.destroy()
+		for _, p := range d.pipelines {
+			p.Destroy()
+		}
+		d.pipelines = nil
+		d.cache.Destroy()
+		d.pool.destroy()
+		d.dev.Close()
+	}
+	d.inst.Close()
+	return errors.Join(errs...)
+}
+
+// String names the device.
+func (d *Device) String() string {
+	return fmt.Sprintf("%s (%s, %s)", d.info.Name, d.info.TypeName, d.info.DriverName)
+}
+
+// WriteInfo writes a human-readable description of info to w.
+func WriteInfo(w io.Writer, info *Info) {
+	fmt.Fprintf(w, "  name:        %s\n", info.Name)
+	fmt.Fprintf(w, "  type:        %s, vendor %s, device 0x%x\n", info.TypeName, info.Vendor(), info.DeviceID)
+	fmt.Fprintf(w, "  driver:      %s %s\n", info.DriverName, info.DriverInfo)
+	fmt.Fprintf(w, "  api:         %s, uuid %s\n", info.APIVersion, info.UUID)
+	for i, h := range info.Heaps {
+		local := ""
+		if h.DeviceLocal {
+			local = " device-local"
+		}
+		fmt.Fprintf(w, "  heap %d:      %s%s\n", i, humanBytes(h.Size), local)
+	}
+	for i, t := range info.MemoryTypes {
+		var flags []string
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{t.DeviceLocal, "device-local"}, {t.HostVisible, "host-visible"}, {t.HostCoherent, "coherent"}, {t.HostCached, "cached"}} {
+			if f.on {
+				flags = append(flags, f.name)
+			}
+		}
+		fmt.Fprintf(w, "  memtype %d:   heap %d %s\n", i, t.Heap, strings.Join(flags, " "))
+	}
+	l := info.Limits
+	fmt.Fprintf(w, "  limits:      maxStorageBufferRange %s, maxMemoryAllocationSize %s, maxTexelBufferElements %d\n",
+		humanBytes(uint64(l.MaxStorageBufferRange)), humanBytes(l.MaxMemoryAllocationSize), l.MaxTexelBufferElements)
+	fmt.Fprintf(w, "               maxComputeWorkGroupCount %v, maxComputeWorkGroupSize %v, maxComputeWorkGroupInvocations %d\n",
+		l.MaxComputeWorkGroupCount, l.MaxComputeWorkGroupSize, l.MaxComputeWorkGroupInvocations)
+	fmt.Fprintf(w, "               maxComputeSharedMemorySize %s, maxPushConstantsSize %d, minStorageBufferOffsetAlignment %d, nonCoherentAtomSize %d\n",
+		humanBytes(uint64(l.MaxComputeSharedMemorySize)), l.MaxPushConstantsSize, l.MinStorageBufferOffsetAlignment, l.NonCoherentAtomSize)
+	fmt.Fprintf(w, "               timestampPeriod %g ns\n", l.TimestampPeriod)
+	f := info.Features
+	var feats []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{f.ShaderInt64, "shaderInt64"}, {f.ShaderFloat64, "shaderFloat64"}, {f.ShaderInt16, "shaderInt16"},
+		{f.ShaderInt8, "shaderInt8"}, {f.ShaderFloat16, "shaderFloat16"},
+		{f.StorageBuffer8BitAccess, "storageBuffer8BitAccess"}, {f.StorageBuffer16BitAccess, "storageBuffer16BitAccess"}} {
+		if x.on {
+			feats = append(feats, x.name)
+		}
+	}
+	fmt.Fprintf(w, "  features:    %s\n", strings.Join(feats, " "))
+	ops := slices.Clone(f.SubgroupOps)
+	fmt.Fprintf(w, "  subgroups:   size %d, compute %v, ops %s\n", f.SubgroupSize, f.SubgroupCompute, strings.Join(ops, " "))
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.4g MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.4g KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

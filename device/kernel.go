@@ -1,0 +1,166 @@
+package device
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkops/vkops/vk"
+)
+
+// Kernel is a compute shader with the interface it declares: set 0 holds
+// Bindings storage buffers at bindings 0..Bindings-1, and it takes
+// PushSize bytes of push constants. Ops declare their kernels as package
+// variables; the device builds each pipeline on first use.
+type Kernel struct {
+	Name     string
+	SPIRV    []byte
+	Bindings int
+	PushSize int
+}
+
+// Arg binds a byte range of one page of a tensor to a kernel binding.
+type Arg struct {
+	T      *Tensor
+	Page   int
+	Offset uint64 // within the page, a multiple of Device.Alignment
+	Size   uint64 // bytes; 0 means to the end of the page's allocation
+	Write  bool   // the kernel writes it
+}
+
+// Pages returns how many pages the tensor's bytes span.
+func (t *Tensor) Pages() int { return len(t.pages) }
+
+// Window returns an Arg covering bytes [lo, hi) of the tensor, which must
+// lie within one page, and the bytes between the binding's start and lo:
+// bindings start at offsets aligned as the device requires, and kernels
+// skip the difference.
+func (t *Tensor) Window(lo, hi uint64) (a Arg, skip uint64, err error) {
+	ps := t.d.pageSize
+	if hi < lo || hi > t.bytes || (hi > lo && lo/ps != (hi-1)/ps) {
+		return Arg{}, 0, fmt.Errorf("device: window [%d, %d) of %v crosses a page boundary or the end", lo, hi, t)
+	}
+	page := int(lo / ps)
+	off := lo % ps
+	start := off - off%t.d.Alignment()
+	size := (hi - lo + off - start + 15) &^ 15
+	if page < len(t.pages) {
+		size = min(size, t.pages[page].size)
+	}
+	return Arg{T: t, Page: page, Offset: start, Size: size}, off - start, nil
+}
+
+// Alignment returns the byte alignment of binding offsets (at least 16).
+func (d *Device) Alignment() uint64 {
+	return max(d.info.Limits.MinStorageBufferOffsetAlignment, 16)
+}
+
+// Grid spreads groups workgroups over the three dispatch dimensions
+// within maxComputeWorkGroupCount (65535 per dimension on lavapipe and
+// many GPUs). Kernels compute their linear group index as
+// (z*Y + y)*X + x and skip indexes past groups.
+func (d *Device) Grid(groups uint64) ([3]uint32, error) {
+	lim := d.info.Limits.MaxComputeWorkGroupCount
+	if groups == 0 {
+		return [3]uint32{}, fmt.Errorf("device: dispatch of zero workgroups")
+	}
+	x := min(groups, uint64(lim[0]))
+	y := min((groups+x-1)/x, uint64(lim[1]))
+	z := (groups + x*y - 1) / (x * y)
+	if z > uint64(lim[2]) {
+		return [3]uint32{}, fmt.Errorf("device: %d workgroups exceed the device's grid %v", groups, lim)
+	}
+	return [3]uint32{uint32(x), uint32(y), uint32(z)}, nil
+}
+
+type pipelineKey struct {
+	k    *Kernel
+	spec string
+}
+
+// pipeline returns the pipeline of k with spec constants, building it on
+// first use; d.mu must be held.
+func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
+	key := pipelineKey{k, fmt.Sprint(spec)}
+	if p, ok := d.pipelines[key]; ok {
+		return p, nil
+	}
+	binds := make([]vk.DescriptorKind, k.Bindings)
+	p, err := d.dev.NewPipeline(d.cache, vk.PipelineDesc{
+		Name:     k.Name,
+		SPIRV:    k.SPIRV,
+		Bindings: binds,
+		PushSize: uint32(k.PushSize),
+		Spec:     slices.Clone(spec),
+	})
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	d.pipelines[key] = p
+	d.newPipes++
+	return p, nil
+}
+
+// Dispatch records a dispatch of k (with specialization constants spec,
+// by constant_id from 0) over the given workgroups. The work runs when its
+// batch is submitted: when a result is read, on Sync or Flush, or when the
+// batch is full. Barriers between dependent dispatches are inserted here.
+func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, groups [3]uint32) error {
+	if len(args) != k.Bindings {
+		return fmt.Errorf("device: kernel %s takes %d bindings, got %d", k.Name, k.Bindings, len(args))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return err
+	}
+	binds := make([]vk.Binding, len(args))
+	var reads, writes []*vk.Buffer
+	for i, a := range args {
+		if a.T == nil || a.T.d != d {
+			return fmt.Errorf("device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
+		}
+		if err := a.T.usable(); err != nil {
+			return err
+		}
+		if a.Page < 0 || a.Page >= len(a.T.pages) {
+			return fmt.Errorf("device: kernel %s binding %d: page %d of %v does not exist", k.Name, i, a.Page, a.T)
+		}
+		s := a.T.pages[a.Page]
+		size := a.Size
+		if size == 0 {
+			size = s.size - a.Offset
+		}
+		if a.Offset%d.Alignment() != 0 || a.Offset+size > s.size || size > uint64(d.info.Limits.MaxStorageBufferRange) {
+			return fmt.Errorf("device: kernel %s binding %d: range [%d, +%d) is misaligned or outside page %d of %v",
+				k.Name, i, a.Offset, size, a.Page, a.T)
+		}
+		binds[i] = vk.Binding{Buffer: s.buf, Offset: s.off + a.Offset, Range: size}
+		if a.Write {
+			writes = append(writes, s.buf)
+		} else {
+			reads = append(reads, s.buf)
+		}
+	}
+	p, err := d.pipeline(k, spec)
+	if err != nil {
+		return err
+	}
+	b, err := d.stream.recording()
+	if err != nil {
+		return err
+	}
+	b.access(reads, writes)
+	if err := b.cmds.Dispatch(p, binds, push, groups); err != nil {
+		return err
+	}
+	for _, a := range args {
+		a.T.lastUse = b.res
+		if a.Write {
+			a.T.lastWrite = b.res
+		}
+	}
+	if b.cmds.SetsLeft() == 0 {
+		return d.stream.submit()
+	}
+	return nil
+}

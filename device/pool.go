@@ -1,0 +1,183 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/vkops/vkops/vk"
+)
+
+// span is a range of a buffer that holds (part of) a tensor.
+type span struct {
+	buf   *vk.Buffer
+	off   uint64
+	size  uint64 // bytes usable, at least what was asked
+	class int    // small class index, or -1 for a dedicated buffer
+}
+
+// Small allocations are carved from slabs: one buffer per slab, sliced
+// into equal power-of-two slots, so that many small tensors cost neither a
+// VkBuffer nor a vkAllocateMemory each (drivers cap allocations at a few
+// thousand). Large ones get a buffer of their own, rounded up to a size
+// class and kept on a free list for reuse.
+const (
+	minSmallShift = 8  // 256 B: also every device's minStorageBufferOffsetAlignment bound
+	maxSmallShift = 20 // 1 MiB
+	slabBytes     = 16 << 20
+	// cacheLimit bounds the bytes of freed dedicated buffers kept for reuse.
+	cacheLimit = 1 << 30
+)
+
+type pool struct {
+	dev       *vk.Device
+	heapLimit uint64 // bytes this pool may hold, from the device heap size
+	inUse     uint64 // bytes of live allocations, slabs counted whole
+	slabs     []*vk.Buffer
+	small     [maxSmallShift - minSmallShift + 1][]span
+	large     map[uint64][]*vk.Buffer
+	cached    uint64
+	cacheFIFO []*vk.Buffer
+}
+
+func newPool(dev *vk.Device) *pool {
+	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}}
+	for _, h := range dev.Info.Heaps {
+		if h.DeviceLocal {
+			p.heapLimit = max(p.heapLimit, h.Size)
+		}
+	}
+	if p.heapLimit == 0 {
+		p.heapLimit = 1 << 62
+	}
+	return p
+}
+
+// sizeClass rounds a large size up to a multiple of an eighth of its power
+// of two, so reuse wastes at most 12.5%.
+func sizeClass(n uint64) uint64 {
+	if n <= 1<<16 {
+		return (n + 4095) &^ 4095
+	}
+	step := uint64(1) << (bits.Len64(n-1) - 4)
+	return (n + step - 1) &^ (step - 1)
+}
+
+// get returns a span of at least n bytes (n > 0).
+func (p *pool) get(n uint64) (span, error) {
+	if n <= 1<<maxSmallShift {
+		shift := max(minSmallShift, bits.Len64(n-1))
+		c := shift - minSmallShift
+		if len(p.small[c]) == 0 {
+			if err := p.carve(c, uint64(1)<<shift); err != nil {
+				return span{}, err
+			}
+		}
+		s := p.small[c][len(p.small[c])-1]
+		p.small[c] = p.small[c][:len(p.small[c])-1]
+		return s, nil
+	}
+	size := sizeClass(n)
+	if l := p.large[size]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.large[size] = l[:len(l)-1]
+		p.cached -= size
+		p.unfifo(b)
+		p.inUse += size
+		return span{buf: b, size: size, class: -1}, nil
+	}
+	b, err := p.newBuffer(size)
+	if err != nil {
+		return span{}, err
+	}
+	return span{buf: b, size: size, class: -1}, nil
+}
+
+func (p *pool) carve(c int, slot uint64) error {
+	b, err := p.newBuffer(slabBytes)
+	if err != nil {
+		return err
+	}
+	p.slabs = append(p.slabs, b)
+	for off := slabBytes - slot; ; off -= slot {
+		p.small[c] = append(p.small[c], span{buf: b, off: off, size: slot, class: c})
+		if off == 0 {
+			break
+		}
+	}
+	return nil
+}
+
+func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
+	if p.inUse+p.cached+size > p.heapLimit {
+		p.trim(0)
+		if p.inUse+size > p.heapLimit {
+			return nil, fmt.Errorf("%w: %s more would exceed the %s heap (%s in use)",
+				ErrOutOfMemory, humanBytes(size), humanBytes(p.heapLimit), humanBytes(p.inUse))
+		}
+	}
+	b, err := p.dev.NewBuffer(size, vk.DeviceLocal)
+	var ve *vk.Error
+	if errors.As(err, &ve) && ve.OutOfMemory() {
+		p.trim(0)
+		b, err = p.dev.NewBuffer(size, vk.DeviceLocal)
+	}
+	if err != nil {
+		if errors.As(err, &ve) && ve.OutOfMemory() {
+			return nil, fmt.Errorf("%w: %s: %v", ErrOutOfMemory, humanBytes(size), err)
+		}
+		return nil, err
+	}
+	p.inUse += size
+	return b, nil
+}
+
+// put returns a span; the device must be done with it.
+func (p *pool) put(s span) {
+	if s.class >= 0 {
+		p.small[s.class] = append(p.small[s.class], s)
+		return
+	}
+	p.inUse -= s.size
+	p.large[s.size] = append(p.large[s.size], s.buf)
+	p.cached += s.size
+	p.cacheFIFO = append(p.cacheFIFO, s.buf)
+	p.trim(cacheLimit)
+}
+
+// trim destroys cached free buffers, oldest first, until at most limit
+// bytes stay cached.
+func (p *pool) trim(limit uint64) {
+	for p.cached > limit && len(p.cacheFIFO) > 0 {
+		b := p.cacheFIFO[0]
+		p.cacheFIFO = p.cacheFIFO[1:]
+		size := b.Size()
+		l := p.large[size]
+		for i, x := range l {
+			if x == b {
+				p.large[size] = append(l[:i], l[i+1:]...)
+				break
+			}
+		}
+		p.cached -= size
+		b.Destroy()
+	}
+}
+
+func (p *pool) unfifo(b *vk.Buffer) {
+	for i, x := range p.cacheFIFO {
+		if x == b {
+			p.cacheFIFO = append(p.cacheFIFO[:i], p.cacheFIFO[i+1:]...)
+			return
+		}
+	}
+}
+
+// destroy frees every buffer; nothing may be in use.
+func (p *pool) destroy() {
+	p.trim(0)
+	for _, b := range p.slabs {
+		b.Destroy()
+	}
+	p.slabs = nil
+}

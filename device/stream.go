@@ -1,0 +1,300 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vkops/vkops/vk"
+)
+
+// Work is recorded into a batch (one command buffer) and submitted when
+// the batch is full or when someone needs a result. Batches complete in
+// submission order on the one queue, so waiting for batch n waits only
+// for the work up to n.
+const (
+	batchSets   = 256 // dispatches per batch (descriptor sets in its pool)
+	maxInflight = 4   // submitted batches before recording waits for the oldest
+	timestamps  = 2
+)
+
+// result is what became of one batch: shared by the tensors it wrote, so
+// that a read of one of them reports the batch's failure.
+type result struct {
+	seq  uint64
+	done bool
+	err  error
+}
+
+type batch struct {
+	cmds    *vk.Commands
+	res     *result
+	n       int             // commands recorded
+	release []func()        // run once the batch has completed
+	dirty   map[*vk.Buffer]bool // written since the last barrier
+	read    map[*vk.Buffer]bool // read since the last barrier
+	timed   bool
+}
+
+type stream struct {
+	d        *Device
+	rec      *batch   // being recorded, or nil
+	inflight []*batch // submitted, oldest first
+	spare    []*batch
+	next     uint64 // seq of the next batch
+	done     uint64 // every batch up to this seq has completed
+	timing   bool
+	gpuNanos float64
+}
+
+func (s *stream) init(d *Device) { s.d, s.next = d, 1 }
+
+// recording returns the batch to record into, starting one if needed;
+// d.mu must be held.
+func (s *stream) recording() (*batch, error) {
+	if s.rec != nil {
+		return s.rec, nil
+	}
+	for len(s.inflight) >= maxInflight {
+		if err := s.waitOldest(); err != nil {
+			return nil, err
+		}
+	}
+	var b *batch
+	if n := len(s.spare); n > 0 {
+		b, s.spare = s.spare[n-1], s.spare[:n-1]
+	} else {
+		cmds, err := s.d.dev.NewCommands(batchSets, timestamps)
+		if err != nil {
+			return nil, s.d.fail(err)
+		}
+		b = &batch{cmds: cmds, dirty: map[*vk.Buffer]bool{}, read: map[*vk.Buffer]bool{}}
+	}
+	if err := b.cmds.Begin(); err != nil {
+		s.spare = append(s.spare, b)
+		return nil, s.d.fail(err)
+	}
+	b.res = &result{seq: s.next}
+	s.next++
+	b.timed = s.timing
+	if b.timed {
+		b.cmds.Timestamp(0)
+	}
+	s.rec = b
+	return b, nil
+}
+
+// access records that the next command reads and writes these buffers,
+// and puts a barrier before it when it depends on an earlier command of
+// the batch.
+func (b *batch) access(reads, writes []*vk.Buffer) {
+	need := false
+	for _, x := range reads {
+		need = need || b.dirty[x]
+	}
+	for _, x := range writes {
+		need = need || b.dirty[x] || b.read[x]
+	}
+	if need {
+		b.cmds.Barrier()
+		clear(b.dirty)
+		clear(b.read)
+	}
+	for _, x := range reads {
+		b.read[x] = true
+	}
+	for _, x := range writes {
+		b.dirty[x] = true
+	}
+	b.n++
+}
+
+// submit sends the recording batch, if any; d.mu must be held.
+func (s *stream) submit() error {
+	b := s.rec
+	if b == nil {
+		return nil
+	}
+	s.rec = nil
+	// Make every write visible to the host and to the next batch.
+	b.cmds.Barrier()
+	if b.timed {
+		b.cmds.Timestamp(1)
+	}
+	if err := b.cmds.Submit(); err != nil {
+		err = s.d.fail(err)
+		s.retire(b, err)
+		return err
+	}
+	s.inflight = append(s.inflight, b)
+	return nil
+}
+
+// flushFor makes sure the batch with the given seq is submitted.
+func (s *stream) flushFor(seq uint64) error {
+	if s.rec != nil && s.rec.res.seq <= seq {
+		return s.submit()
+	}
+	return nil
+}
+
+// waitFor waits until the batch with seq has completed; d.mu must be held.
+// It returns that batch's error, if any.
+func (s *stream) waitFor(r *result) error {
+	if r == nil || r.done {
+		if r != nil {
+			return r.err
+		}
+		return nil
+	}
+	if err := s.flushFor(r.seq); err != nil {
+		return err
+	}
+	for !r.done {
+		if len(s.inflight) == 0 {
+			return fmt.Errorf("device: internal error: batch %d neither recorded nor in flight", r.seq)
+		}
+		if err := s.waitOldest(); err != nil && !r.done {
+			return err
+		}
+	}
+	return r.err
+}
+
+// waitOldest waits for the oldest batch in flight and retires it.
+func (s *stream) waitOldest() error {
+	b := s.inflight[0]
+	var err error
+	for {
+		err = b.cmds.Wait(1e9)
+		var ve *vk.Error
+		if errors.As(err, &ve) && ve.Timeout() {
+			continue
+		}
+		break
+	}
+	s.inflight = s.inflight[1:]
+	if err != nil {
+		err = s.d.fail(err)
+	}
+	s.retire(b, err)
+	return err
+}
+
+func (s *stream) retire(b *batch, err error) {
+	b.res.done, b.res.err = true, err
+	s.done = max(s.done, b.res.seq)
+	if err == nil && b.timed {
+		if ts, terr := b.cmds.Timestamps(timestamps); terr == nil {
+			s.gpuNanos += ts[1] - ts[0]
+		}
+	}
+	for _, f := range b.release {
+		f()
+	}
+	b.release = b.release[:0]
+	b.n = 0
+	clear(b.dirty)
+	clear(b.read)
+	if err == nil && b.cmds.Reset() == nil {
+		s.spare = append(s.spare, b)
+		return
+	}
+	b.cmds.Destroy()
+}
+
+// drain submits and waits for everything.
+func (s *stream) drain() error {
+	if err := s.submit(); err != nil {
+		return err
+	}
+	var errs []error
+	for len(s.inflight) > 0 {
+		errs = append(errs, s.waitOldest())
+	}
+	return errors.Join(errs...)
+}
+
+// destroy frees every batch; the device must be idle.
+func (s *stream) destroy() {
+	if s.rec != nil {
+		s.rec.cmds.Destroy()
+		s.rec = nil
+	}
+	for _, b := range append(s.inflight, s.spare...) {
+		b.cmds.Destroy()
+	}
+	s.inflight, s.spare = nil, nil
+}
+
+// later runs f once everything recorded so far has completed, or now if
+// nothing is pending; d.mu must be held.
+func (s *stream) later(f func()) {
+	switch {
+	case s.rec != nil:
+		s.rec.release = append(s.rec.release, f)
+	case len(s.inflight) > 0:
+		last := s.inflight[len(s.inflight)-1]
+		last.release = append(last.release, f)
+	default:
+		f()
+	}
+}
+
+// fail turns a Vulkan error into the error ops report; device loss makes
+// the device unusable. d.mu must be held.
+func (d *Device) fail(err error) error {
+	var ve *vk.Error
+	if errors.As(err, &ve) {
+		switch {
+		case ve.DeviceLost():
+			d.lost = fmt.Errorf("%w: %v", ErrDeviceLost, err)
+			return d.lost
+		case ve.OutOfMemory():
+			return fmt.Errorf("%w: %v", ErrOutOfMemory, err)
+		}
+	}
+	return err
+}
+
+// Sync submits all recorded work and waits for it to complete.
+func (d *Device) Sync() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return err
+	}
+	return d.stream.drain()
+}
+
+// Flush submits recorded work without waiting for it.
+func (d *Device) Flush() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return err
+	}
+	return d.stream.submit()
+}
+
+// GPUTime runs f, with every batch it records timed by GPU timestamps, and
+// returns the device time those batches took in nanoseconds. Work pending
+// before the call is finished first and not counted.
+func (d *Device) GPUTime(f func() error) (float64, error) {
+	d.mu.Lock()
+	if err := d.usable(); err != nil {
+		d.mu.Unlock()
+		return 0, err
+	}
+	if err := d.stream.drain(); err != nil {
+		d.mu.Unlock()
+		return 0, err
+	}
+	d.stream.timing, d.stream.gpuNanos = true, 0
+	d.mu.Unlock()
+	ferr := f()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.stream.drain()
+	d.stream.timing = false
+	return d.stream.gpuNanos, errors.Join(ferr, err)
+}

@@ -1,0 +1,322 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vkops/vkops/tensor"
+	"github.com/vkops/vkops/vk"
+)
+
+// Tensor is a tensor resident on a device. Its bytes are split into pages
+// of at most Device.PageSize bytes, each one bindable to a shader; ops
+// plan their dispatches over the pages (see Bind). A tensor is safe for
+// concurrent use, but the ops that write it must be ordered by the caller.
+type Tensor struct {
+	d     *Device
+	dtype tensor.DType
+	shape tensor.Shape
+	bytes uint64
+	pages []span
+
+	// Guarded by d.mu.
+	freed     bool
+	lastWrite *result // the batch that last wrote it; nil when none pending
+	lastUse   *result // the batch that last read or wrote it
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() tensor.DType { return t.dtype }
+
+// Shape returns a copy of the shape.
+func (t *Tensor) Shape() tensor.Shape { return t.shape.Clone() }
+
+// Len returns the number of elements.
+func (t *Tensor) Len() int { return t.shape.NumElements() }
+
+// Bytes returns the size of the tensor's data in bytes.
+func (t *Tensor) Bytes() uint64 { return t.bytes }
+
+// Device returns the device the tensor lives on.
+func (t *Tensor) Device() *Device { return t.d }
+
+// String describes the tensor: "f32[2 3]".
+func (t *Tensor) String() string { return fmt.Sprintf("%v%v", t.dtype, t.shape) }
+
+// Empty allocates a tensor whose contents are undefined until an op or
+// Write fills them.
+func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
+	if !dt.Valid() {
+		return nil, fmt.Errorf("device: invalid element type %v", dt)
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	n := uint64(shape.NumElements())
+	if n > 1<<62/uint64(dt.Size()) {
+		return nil, fmt.Errorf("device: %v%v is too large", dt, shape)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	t := &Tensor{d: d, dtype: dt, shape: shape.Clone(), bytes: n * uint64(dt.Size())}
+	for off := uint64(0); off < t.bytes; off += d.pageSize {
+		// Pages are padded to whole 16-byte words: kernels read and write
+		// 32-bit words and vectors of four, never past the allocation.
+		want := (min(d.pageSize, t.bytes-off) + 15) &^ 15
+		s, err := d.pool.get(want)
+		if err != nil {
+			d.releasePages(t.pages)
+			return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, shape, humanBytes(t.bytes), err)
+		}
+		t.pages = append(t.pages, s)
+	}
+	return t, nil
+}
+
+func (d *Device) releasePages(pages []span) {
+	for _, s := range pages {
+		d.pool.put(s)
+	}
+}
+
+// Upload copies a host tensor to a new device tensor.
+func (d *Device) Upload(h *tensor.Host) (*Tensor, error) {
+	if h == nil {
+		return nil, errors.New("device: upload of a nil host tensor")
+	}
+	if err := h.Check(); err != nil {
+		return nil, fmt.Errorf("device: upload: %w", err)
+	}
+	t, err := d.Empty(h.DType, h.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Write(h.Data); err != nil {
+		t.Free()
+		return nil, err
+	}
+	return t, nil
+}
+
+// FromSlice uploads data as a tensor of the given shape (1-D when none).
+func FromSlice[T tensor.Element](d *Device, data []T, shape ...int) (*Tensor, error) {
+	h, err := tensor.FromSlice(data, shape...)
+	if err != nil {
+		return nil, fmt.Errorf("device: %w", err)
+	}
+	return d.Upload(h)
+}
+
+// ToSlice downloads t as []T; T must match t's element type.
+func ToSlice[T tensor.Element](t *Tensor) ([]T, error) {
+	h, err := t.Download()
+	if err != nil {
+		return nil, err
+	}
+	return tensor.ToSlice[T](h)
+}
+
+// Write replaces the tensor's contents with data (little-endian elements,
+// exactly Bytes long), after the work that uses the tensor has finished.
+func (t *Tensor) Write(data []byte) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if uint64(len(data)) != t.bytes {
+		return fmt.Errorf("device: write of %d bytes to %v, which holds %d", len(data), t, t.bytes)
+	}
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	// The last user's own failure is no reason not to overwrite it.
+	if err := d.stream.waitFor(t.lastUse); err != nil && !t.lastUse.done {
+		return err
+	}
+	if t.bytes == 0 {
+		return nil
+	}
+	if d.unified {
+		for i, s := range t.pages {
+			copy(s.buf.Mapped()[s.off:], data[uint64(i)*d.pageSize:min(uint64(i+1)*d.pageSize, t.bytes)])
+		}
+		t.lastWrite = nil
+		return nil
+	}
+	return t.stage(data)
+}
+
+// Download copies the tensor to the host, after the work that writes it.
+// If that work failed, Download returns its error.
+func (t *Tensor) Download() (*tensor.Host, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	h := &tensor.Host{DType: t.dtype, Shape: t.shape.Clone(), Data: make([]byte, t.bytes)}
+	if err := t.Read(h.Data); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Read copies the tensor's bytes into dst, which must be Bytes long.
+func (t *Tensor) Read(dst []byte) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if uint64(len(dst)) != t.bytes {
+		return fmt.Errorf("device: read of %v (%d bytes) into %d bytes", t, t.bytes, len(dst))
+	}
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if err := d.stream.waitFor(t.lastWrite); err != nil {
+		return err
+	}
+	if t.bytes == 0 {
+		return nil
+	}
+	if d.unified {
+		for i, s := range t.pages {
+			lo := uint64(i) * d.pageSize
+			copy(dst[lo:min(lo+d.pageSize, t.bytes)], s.buf.Mapped()[s.off:])
+		}
+		return nil
+	}
+	return t.unstage(dst)
+}
+
+// Mapped returns the tensor's own memory, for a tensor of one page on a
+// unified device, once the work that writes it has finished: a zero-copy
+// view, valid until the tensor is written again or freed. ok is false
+// where no such view exists.
+func (t *Tensor) Mapped() (b []byte, ok bool, err error) {
+	if err := t.check(); err != nil {
+		return nil, false, err
+	}
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return nil, false, err
+	}
+	if !d.unified || len(t.pages) > 1 {
+		return nil, false, nil
+	}
+	if err := d.stream.waitFor(t.lastWrite); err != nil {
+		return nil, false, err
+	}
+	if t.bytes == 0 {
+		return []byte{}, true, nil
+	}
+	s := t.pages[0]
+	return s.buf.Mapped()[s.off : s.off+t.bytes], true, nil
+}
+
+// Free returns the tensor's memory to the device's pool once the work
+// that uses it has finished. Freeing twice, or a tensor of a closed
+// device, does nothing.
+func (t *Tensor) Free() {
+	if t == nil || t.d == nil {
+		return
+	}
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if t.freed || d.closed {
+		t.freed = true
+		return
+	}
+	t.freed = true
+	pages := t.pages
+	t.pages = nil
+	if t.lastUse == nil || t.lastUse.done {
+		d.releasePages(pages)
+		return
+	}
+	d.stream.later(func() { d.releasePages(pages) })
+}
+
+func (t *Tensor) check() error {
+	if t == nil || t.d == nil {
+		return errors.New("device: nil tensor")
+	}
+	return nil
+}
+
+// usable reports why the tensor cannot be used; d.mu must be held.
+func (t *Tensor) usable() error {
+	if t.freed {
+		return fmt.Errorf("device: %v: use after Free", t)
+	}
+	return t.d.usable()
+}
+
+// stage uploads through a host-visible buffer and a copy command, for
+// devices whose memory the host cannot map.
+func (t *Tensor) stage(data []byte) error {
+	d := t.d
+	for i, s := range t.pages {
+		lo := uint64(i) * d.pageSize
+		chunk := data[lo:min(lo+d.pageSize, t.bytes)]
+		st, err := d.dev.NewBuffer((uint64(len(chunk))+15)&^15, vk.Upload)
+		if err != nil {
+			return d.fail(err)
+		}
+		copy(st.Mapped(), chunk)
+		b, err := d.stream.recording()
+		if err != nil {
+			st.Destroy()
+			return err
+		}
+		b.access(nil, []*vk.Buffer{s.buf})
+		b.cmds.Copy(s.buf, s.off, st, 0, st.Size())
+		b.release = append(b.release, st.Destroy)
+		t.lastWrite, t.lastUse = b.res, b.res
+	}
+	return nil
+}
+
+// unstage downloads through a host-visible buffer and a copy command.
+func (t *Tensor) unstage(dst []byte) error {
+	d := t.d
+	var bufs []*vk.Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Destroy()
+		}
+	}()
+	for i, s := range t.pages {
+		lo := uint64(i) * d.pageSize
+		size := (min(d.pageSize, t.bytes-lo) + 15) &^ 15
+		st, err := d.dev.NewBuffer(size, vk.Readback)
+		if err != nil {
+			return d.fail(err)
+		}
+		bufs = append(bufs, st)
+		b, err := d.stream.recording()
+		if err != nil {
+			return err
+		}
+		b.access([]*vk.Buffer{s.buf}, nil)
+		b.cmds.Copy(st, 0, s.buf, s.off, size)
+		t.lastUse = b.res
+	}
+	r := d.stream.rec.res
+	if err := d.stream.waitFor(r); err != nil {
+		return err
+	}
+	for i, st := range bufs {
+		lo := uint64(i) * d.pageSize
+		copy(dst[lo:min(lo+d.pageSize, t.bytes)], st.Mapped())
+	}
+	return nil
+}

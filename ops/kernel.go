@@ -1,0 +1,34 @@
+// Package ops runs tensor operations on a device: it checks shapes and
+// types, plans broadcasts and reductions, chooses a kernel and dispatches
+// it. Every rule is checked before anything is dispatched, and a failed op
+// leaves its inputs as they were.
+package ops
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/shaders"
+)
+
+// kernel declares the kernel compiled from shaders/NAME.comp.
+func kernel(name string, bindings, pushWords int) *device.Kernel {
+	return &device.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: 4 * pushWords}
+}
+
+// words packs push constants: 32-bit little-endian words.
+type words []byte
+
+func (w words) u32(v ...uint32) words {
+	for _, x := range v {
+		w = binary.LittleEndian.AppendUint32(w, x)
+	}
+	return w
+}
+
+// u64 appends v as two words, low first, as a uvec2 reads it.
+func (w words) u64(v uint64) words { return w.u32(uint32(v), uint32(v>>32)) }
+
+// fitsU32 reports whether n can be a 32-bit index.
+func fitsU32(n uint64) bool { return n <= math.MaxUint32 }

@@ -1,0 +1,23 @@
+// Package shaders embeds the SPIR-V of the GLSL compute shaders beside
+// it. `make shaders` compiles each NAME.comp into NAME.spv with glslc; the
+// SPIR-V is committed, so that building vkops needs no shader compiler.
+package shaders
+
+import (
+	"embed"
+	"fmt"
+)
+
+//go:embed *.spv
+var spirv embed.FS
+
+// SPIRV returns the compiled module of NAME.comp. It panics when there is
+// none: a missing shader is a build mistake that every test catches, not
+// a condition to handle at run time.
+func SPIRV(name string) []byte {
+	b, err := spirv.ReadFile(name + ".spv")
+	if err != nil {
+		panic(fmt.Sprintf("shaders: %s.spv is not embedded; run make shaders", name))
+	}
+	return b
+}

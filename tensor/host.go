@@ -1,0 +1,151 @@
+package tensor
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Element is the set of Go types that hold one element of a DType.
+type Element interface {
+	bool | int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 |
+		Float16 | BFloat16 | float32 | float64
+}
+
+// DTypeOf returns the element type that T holds.
+func DTypeOf[T Element]() DType {
+	var z T
+	switch any(z).(type) {
+	case bool:
+		return Bool
+	case int8:
+		return I8
+	case uint8:
+		return U8
+	case int16:
+		return I16
+	case uint16:
+		return U16
+	case int32:
+		return I32
+	case uint32:
+		return U32
+	case int64:
+		return I64
+	case uint64:
+		return U64
+	case Float16:
+		return F16
+	case BFloat16:
+		return BF16
+	case float32:
+		return F32
+	case float64:
+		return F64
+	}
+	return Invalid
+}
+
+// Host is a tensor in host memory: its element type, shape, and its
+// elements in row-major order as little-endian bytes.
+type Host struct {
+	DType DType
+	Shape Shape
+	Data  []byte
+}
+
+// New returns a zeroed host tensor.
+func New(dt DType, shape Shape) (*Host, error) {
+	n, err := checkNew(dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	return &Host{DType: dt, Shape: shape.Clone(), Data: make([]byte, n*dt.Size())}, nil
+}
+
+func checkNew(dt DType, shape Shape) (int, error) {
+	if !dt.Valid() {
+		return 0, fmt.Errorf("invalid element type %v", dt)
+	}
+	n, err := shape.checkedNumElements()
+	if err != nil {
+		return 0, err
+	}
+	if n > maxBytes/dt.Size() {
+		return 0, fmt.Errorf("shape %v of %v: %d elements are too many to address", shape, dt, n)
+	}
+	return n, nil
+}
+
+const maxBytes = 1 << 48
+
+// Len returns the number of elements.
+func (h *Host) Len() int { return h.Shape.NumElements() }
+
+// Check reports whether Data's length matches DType and Shape.
+func (h *Host) Check() error {
+	n, err := checkNew(h.DType, h.Shape)
+	if err != nil {
+		return err
+	}
+	if want := n * h.DType.Size(); len(h.Data) != want {
+		return fmt.Errorf("%v tensor of shape %v holds %d bytes, want %d", h.DType, h.Shape, len(h.Data), want)
+	}
+	return nil
+}
+
+// FromSlice copies data into a new host tensor of the given shape (a 1-D
+// shape of len(data) when none is given).
+func FromSlice[T Element](data []T, shape ...int) (*Host, error) {
+	if shape == nil {
+		shape = []int{len(data)}
+	}
+	h, err := New(DTypeOf[T](), shape)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != h.Len() {
+		return nil, fmt.Errorf("%d elements do not fill shape %v", len(data), Shape(shape))
+	}
+	if h.DType == Bool {
+		for i, v := range data {
+			if any(v).(bool) {
+				h.Data[i] = 1
+			}
+		}
+		return h, nil
+	}
+	copy(h.Data, bytesOf(data))
+	return h, nil
+}
+
+// ToSlice returns a copy of h's elements as []T; T must match h.DType.
+// A bool is true for any nonzero byte.
+func ToSlice[T Element](h *Host) ([]T, error) {
+	if dt := DTypeOf[T](); dt != h.DType {
+		return nil, fmt.Errorf("tensor holds %v, not %v", h.DType, dt)
+	}
+	if err := h.Check(); err != nil {
+		return nil, err
+	}
+	out := make([]T, h.Len())
+	if h.DType == Bool {
+		bs := any(out).([]bool)
+		for i, b := range h.Data {
+			bs[i] = b != 0
+		}
+		return out, nil
+	}
+	copy(bytesOf(out), h.Data)
+	return out, nil
+}
+
+// bytesOf views a slice's memory as bytes. Element types are fixed-size
+// with no padding, and the host is little-endian (amd64, arm64), which is
+// the byte order of every tensor here.
+func bytesOf[T Element](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+}

@@ -1,0 +1,310 @@
+package vk
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// Commands is a command pool with one primary command buffer, a fence that
+// signals when a submission of it completes, and a descriptor pool for the
+// sets its dispatches use. One Commands records and runs one batch at a
+// time; Reset makes it reusable once the fence has signalled.
+type Commands struct {
+	d      *Device
+	pool   vk.CommandPool
+	cb     vk.CommandBuffer
+	fence  vk.Fence
+	dpool  vk.DescriptorPool
+	sets   int // descriptor sets allocated from dpool since the last Reset
+	maxSet int
+	qpool  vk.QueryPool
+	nq     uint32
+}
+
+// MaxSetBindings is the most bindings a pipeline may have.
+const MaxSetBindings = 16
+
+// NewCommands creates a batch recorder whose descriptor pool holds maxSets
+// sets, and timestamps query slots (0 for none).
+func (d *Device) NewCommands(maxSets int, timestamps uint32) (*Commands, error) {
+	c := &Commands{d: d, maxSet: maxSets}
+	if err := c.create(timestamps); err != nil {
+		c.Destroy()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Commands) create(timestamps uint32) error {
+	d := c.d
+	pci := &vk.CommandPoolCreateInfo{
+		SType:            vk.StructureTypeCommandPoolCreateInfo,
+		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: uint32(d.Info.computeFamily),
+	}
+	var pool vk.CommandPool
+	r := vk.CreateCommandPool(d.h, pci, nil, &pool)
+	pci.Free()
+	if err := check("vkCreateCommandPool", r); err != nil {
+		return err
+	}
+	c.pool = pool
+	d.live.Add(1)
+	ai := &vk.CommandBufferAllocateInfo{
+		SType:              vk.StructureTypeCommandBufferAllocateInfo,
+		CommandPool:        c.pool,
+		Level:              vk.CommandBufferLevelPrimary,
+		CommandBufferCount: 1,
+	}
+	cbs := make([]vk.CommandBuffer, 1)
+	r = vk.AllocateCommandBuffers(d.h, ai, cbs)
+	ai.Free()
+	if err := check("vkAllocateCommandBuffers", r); err != nil {
+		return err
+	}
+	c.cb = cbs[0]
+	fci := &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}
+	var fence vk.Fence
+	r = vk.CreateFence(d.h, fci, nil, &fence)
+	fci.Free()
+	if err := check("vkCreateFence", r); err != nil {
+		return err
+	}
+	c.fence = fence
+	d.live.Add(1)
+	sizes := []vk.DescriptorPoolSize{
+		{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
+		{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
+	}
+	dci := &vk.DescriptorPoolCreateInfo{
+		SType:         vk.StructureTypeDescriptorPoolCreateInfo,
+		MaxSets:       uint32(c.maxSet),
+		PoolSizeCount: uint32(len(sizes)),
+		PPoolSizes:    sizes,
+	}
+	var dpool vk.DescriptorPool
+	r = vk.CreateDescriptorPool(d.h, dci, nil, &dpool)
+	dci.Free()
+	if err := check("vkCreateDescriptorPool", r); err != nil {
+		return err
+	}
+	c.dpool = dpool
+	d.live.Add(1)
+	if timestamps > 0 {
+		qci := &vk.QueryPoolCreateInfo{
+			SType:      vk.StructureTypeQueryPoolCreateInfo,
+			QueryType:  vk.QueryTypeTimestamp,
+			QueryCount: timestamps,
+		}
+		var qpool vk.QueryPool
+		r = vk.CreateQueryPool(d.h, qci, nil, &qpool)
+		qci.Free()
+		if err := check("vkCreateQueryPool", r); err != nil {
+			return err
+		}
+		c.qpool = qpool
+		c.nq = timestamps
+		d.live.Add(1)
+	}
+	return nil
+}
+
+// Destroy releases everything; the batch must not be in flight.
+func (c *Commands) Destroy() {
+	d := c.d
+	if c.qpool != nil {
+		vk.DestroyQueryPool(d.h, c.qpool, nil)
+		c.qpool = nil
+		d.live.Add(-1)
+	}
+	if c.dpool != nil {
+		vk.DestroyDescriptorPool(d.h, c.dpool, nil)
+		c.dpool = nil
+		d.live.Add(-1)
+	}
+	if c.fence != nil {
+		vk.DestroyFence(d.h, c.fence, nil)
+		c.fence = nil
+		d.live.Add(-1)
+	}
+	if c.pool != nil {
+		vk.DestroyCommandPool(d.h, c.pool, nil)
+		c.pool = nil
+		d.live.Add(-1)
+	}
+}
+
+// Begin starts recording, after Reset or on a new Commands.
+func (c *Commands) Begin() error {
+	bi := &vk.CommandBufferBeginInfo{
+		SType: vk.StructureTypeCommandBufferBeginInfo,
+		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
+	}
+	r := vk.BeginCommandBuffer(c.cb, bi)
+	bi.Free()
+	if err := check("vkBeginCommandBuffer", r); err != nil {
+		return err
+	}
+	if c.nq > 0 {
+		C.vkops_reset_query_pool(&c.d.fns, c.ccb(), C.VkQueryPool(unsafe.Pointer(c.qpool)), 0, C.uint32_t(c.nq))
+	}
+	return nil
+}
+
+func (c *Commands) ccb() C.VkCommandBuffer { return C.VkCommandBuffer(unsafe.Pointer(c.cb)) }
+
+// SetsLeft returns how many more dispatches fit in this batch's
+// descriptor pool.
+func (c *Commands) SetsLeft() int { return c.maxSet - c.sets }
+
+// Binding is what one shader binding sees: a range of a buffer, or for a
+// texel-buffer binding, a view.
+type Binding struct {
+	Buffer *Buffer
+	Offset uint64
+	Range  uint64
+	View   *BufferView
+}
+
+// Dispatch records a dispatch of p over groups workgroups with the given
+// bindings and push constants.
+func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3]uint32) error {
+	desc := &p.desc
+	if len(binds) != len(desc.Bindings) {
+		return fmt.Errorf("vk: pipeline %s takes %d bindings, got %d", desc.Name, len(desc.Bindings), len(binds))
+	}
+	if uint32(len(push)) != desc.PushSize {
+		return fmt.Errorf("vk: pipeline %s takes %d bytes of push constants, got %d", desc.Name, desc.PushSize, len(push))
+	}
+	if c.sets >= c.maxSet {
+		return fmt.Errorf("vk: batch is out of descriptor sets")
+	}
+	lim := c.d.Info.Limits.MaxComputeWorkGroupCount
+	for i, g := range groups {
+		if g == 0 || g > lim[i] {
+			return fmt.Errorf("vk: pipeline %s: %d workgroups in dimension %d (limit %d)", desc.Name, g, i, lim[i])
+		}
+	}
+	ai := &vk.DescriptorSetAllocateInfo{
+		SType:              vk.StructureTypeDescriptorSetAllocateInfo,
+		DescriptorPool:     c.dpool,
+		DescriptorSetCount: 1,
+		PSetLayouts:        []vk.DescriptorSetLayout{p.setl},
+	}
+	var set vk.DescriptorSet
+	r := vk.AllocateDescriptorSets(c.d.h, ai, &set)
+	ai.Free()
+	if err := check("vkAllocateDescriptorSets", r); err != nil {
+		return err
+	}
+	c.sets++
+	var types [MaxSetBindings]C.VkDescriptorType
+	var cb [MaxSetBindings]C.vkops_binding
+	for i, b := range binds {
+		types[i] = C.VkDescriptorType(desc.Bindings[i].vk())
+		if b.View != nil {
+			cb[i].view = C.VkBufferView(unsafe.Pointer(b.View.h))
+			continue
+		}
+		cb[i].buffer = C.VkBuffer(unsafe.Pointer(b.Buffer.h))
+		cb[i].offset = C.VkDeviceSize(b.Offset)
+		cb[i].rng = C.VkDeviceSize(b.Range)
+	}
+	var pp unsafe.Pointer
+	if len(push) > 0 {
+		pp = unsafe.Pointer(&push[0])
+	}
+	C.vkops_dispatch(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), c.ccb(),
+		C.VkPipeline(unsafe.Pointer(p.pipeline)), C.VkPipelineLayout(unsafe.Pointer(p.layout)),
+		C.VkDescriptorSet(unsafe.Pointer(set)), &types[0], &cb[0], C.uint32_t(len(binds)),
+		pp, C.uint32_t(len(push)), C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]))
+	return nil
+}
+
+// Barrier makes every earlier compute and transfer write visible to every
+// later compute, transfer and host access.
+func (c *Commands) Barrier() {
+	stages := C.VkPipelineStageFlags(C.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | C.VK_PIPELINE_STAGE_TRANSFER_BIT)
+	C.vkops_barrier(&c.d.fns, c.ccb(),
+		stages, C.VK_ACCESS_SHADER_WRITE_BIT|C.VK_ACCESS_TRANSFER_WRITE_BIT,
+		stages|C.VK_PIPELINE_STAGE_HOST_BIT,
+		C.VK_ACCESS_SHADER_READ_BIT|C.VK_ACCESS_SHADER_WRITE_BIT|C.VK_ACCESS_TRANSFER_READ_BIT|
+			C.VK_ACCESS_TRANSFER_WRITE_BIT|C.VK_ACCESS_HOST_READ_BIT)
+}
+
+// HostBarrier makes host writes to mapped memory, made before the submit,
+// visible to the batch. (Submission already does so; this is for clarity
+// where a batch is recorded before the host writes its inputs.)
+func (c *Commands) HostBarrier() {
+	C.vkops_barrier(&c.d.fns, c.ccb(), C.VK_PIPELINE_STAGE_HOST_BIT, C.VK_ACCESS_HOST_WRITE_BIT,
+		C.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT|C.VK_PIPELINE_STAGE_TRANSFER_BIT,
+		C.VK_ACCESS_SHADER_READ_BIT|C.VK_ACCESS_TRANSFER_READ_BIT)
+}
+
+// Copy records a buffer-to-buffer copy.
+func (c *Commands) Copy(dst *Buffer, dstOff uint64, src *Buffer, srcOff, size uint64) {
+	C.vkops_copy(&c.d.fns, c.ccb(), C.VkBuffer(unsafe.Pointer(src.h)), C.VkDeviceSize(srcOff),
+		C.VkBuffer(unsafe.Pointer(dst.h)), C.VkDeviceSize(dstOff), C.VkDeviceSize(size))
+}
+
+// Fill records a fill of size bytes (a multiple of 4) with a 32-bit word.
+func (c *Commands) Fill(dst *Buffer, off, size uint64, word uint32) {
+	C.vkops_fill(&c.d.fns, c.ccb(), C.VkBuffer(unsafe.Pointer(dst.h)), C.VkDeviceSize(off), C.VkDeviceSize(size), C.uint32_t(word))
+}
+
+// Timestamp records the time at which all earlier commands have finished,
+// into query slot i.
+func (c *Commands) Timestamp(i uint32) {
+	C.vkops_timestamp(&c.d.fns, c.ccb(), C.VkQueryPool(unsafe.Pointer(c.qpool)), C.uint32_t(i))
+}
+
+// Timestamps reads n query slots after the batch has completed, in
+// nanoseconds since an arbitrary origin.
+func (c *Commands) Timestamps(n uint32) ([]float64, error) {
+	raw := make([]uint64, n)
+	r := vk.GetQueryPoolResults(c.d.h, c.qpool, 0, n, uint(8*n), unsafe.Pointer(&raw[0]), 8,
+		vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit))
+	if err := check("vkGetQueryPoolResults", r); err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i, t := range raw {
+		out[i] = float64(t) * float64(c.d.Info.Limits.TimestampPeriod)
+	}
+	return out, nil
+}
+
+// Submit ends recording and submits the batch; Wait or Done tell when it
+// has completed.
+func (c *Commands) Submit() error {
+	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(c.cb)); err != nil {
+		return err
+	}
+	r := vk.Result(C.vkops_submit(&c.d.fns, C.VkQueue(unsafe.Pointer(c.d.queue)), c.ccb(), C.VkFence(unsafe.Pointer(c.fence))))
+	return check("vkQueueSubmit", r)
+}
+
+// Wait waits up to timeout nanoseconds for the submitted batch to
+// complete. It returns an *Error with Result VK_TIMEOUT when it has not.
+func (c *Commands) Wait(timeout uint64) error {
+	return check("vkWaitForFences", vk.WaitForFences(c.d.h, 1, []vk.Fence{c.fence}, vk.True, timeout))
+}
+
+// Reset readies a completed batch for recording again.
+func (c *Commands) Reset() error {
+	if err := check("vkResetFences", vk.ResetFences(c.d.h, 1, []vk.Fence{c.fence})); err != nil {
+		return err
+	}
+	if err := check("vkResetDescriptorPool", vk.ResetDescriptorPool(c.d.h, c.dpool, 0)); err != nil {
+		return err
+	}
+	c.sets = 0
+	return check("vkResetCommandBuffer", vk.ResetCommandBuffer(c.cb, 0))
+}

@@ -1,0 +1,288 @@
+package vk
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/vulkan-go/vulkan"
+)
+
+// DeviceType orders devices by preference: the larger, the better.
+type DeviceType int
+
+// Device types, worst to best, as device.Open prefers them.
+const (
+	TypeOther DeviceType = iota
+	TypeCPU
+	TypeVirtual
+	TypeIntegrated
+	TypeDiscrete
+)
+
+func (t DeviceType) String() string {
+	return [...]string{"other", "cpu", "virtual-gpu", "integrated-gpu", "discrete-gpu"}[t]
+}
+
+// Heap is one memory heap.
+type Heap struct {
+	Size        uint64 `json:"size"`
+	DeviceLocal bool   `json:"device_local"`
+}
+
+// MemoryType is one memory type and the heap it draws on.
+type MemoryType struct {
+	Heap         int  `json:"heap"`
+	DeviceLocal  bool `json:"device_local"`
+	HostVisible  bool `json:"host_visible"`
+	HostCoherent bool `json:"host_coherent"`
+	HostCached   bool `json:"host_cached"`
+}
+
+// Limits are the device limits that vkops plans with.
+type Limits struct {
+	MaxStorageBufferRange           uint32    `json:"max_storage_buffer_range"`
+	MaxMemoryAllocationSize         uint64    `json:"max_memory_allocation_size"`
+	MaxComputeWorkGroupCount        [3]uint32 `json:"max_compute_work_group_count"`
+	MaxComputeWorkGroupSize         [3]uint32 `json:"max_compute_work_group_size"`
+	MaxComputeWorkGroupInvocations  uint32    `json:"max_compute_work_group_invocations"`
+	MaxComputeSharedMemorySize      uint32    `json:"max_compute_shared_memory_size"`
+	MaxPushConstantsSize            uint32    `json:"max_push_constants_size"`
+	MaxTexelBufferElements          uint32    `json:"max_texel_buffer_elements"`
+	MaxBoundDescriptorSets          uint32    `json:"max_bound_descriptor_sets"`
+	MaxMemoryAllocationCount        uint32    `json:"max_memory_allocation_count"`
+	MinStorageBufferOffsetAlignment uint64    `json:"min_storage_buffer_offset_alignment"`
+	MinTexelBufferOffsetAlignment   uint64    `json:"min_texel_buffer_offset_alignment"`
+	NonCoherentAtomSize             uint64    `json:"non_coherent_atom_size"`
+	TimestampPeriod                 float32   `json:"timestamp_period_ns"`
+	TimestampComputeAndGraphics     bool      `json:"timestamp_compute_and_graphics"`
+}
+
+// Features are the optional capabilities that kernel variants may use.
+type Features struct {
+	ShaderInt64              bool     `json:"shader_int64"`
+	ShaderFloat64            bool     `json:"shader_float64"`
+	ShaderInt16              bool     `json:"shader_int16"`
+	ShaderInt8               bool     `json:"shader_int8"`
+	ShaderFloat16            bool     `json:"shader_float16"`
+	StorageBuffer8BitAccess  bool     `json:"storage_buffer_8bit_access"`
+	StorageBuffer16BitAccess bool     `json:"storage_buffer_16bit_access"`
+	SubgroupSize             uint32   `json:"subgroup_size"`
+	SubgroupCompute          bool     `json:"subgroup_in_compute"`
+	SubgroupOps              []string `json:"subgroup_operations"`
+}
+
+// DeviceInfo describes a physical device.
+type DeviceInfo struct {
+	Index         int          `json:"index"`
+	Name          string       `json:"name"`
+	Type          DeviceType   `json:"-"`
+	TypeName      string       `json:"type"`
+	VendorID      uint32       `json:"vendor_id"`
+	DeviceID      uint32       `json:"device_id"`
+	DriverName    string       `json:"driver_name"`
+	DriverInfo    string       `json:"driver_info"`
+	DriverVersion uint32       `json:"driver_version"`
+	APIVersion    string       `json:"api_version"`
+	UUID          string       `json:"uuid"`
+	Heaps         []Heap       `json:"heaps"`
+	MemoryTypes   []MemoryType `json:"memory_types"`
+	Limits        Limits       `json:"limits"`
+	Features      Features     `json:"features"`
+
+	pd             vk.PhysicalDevice
+	apiVersion     uint32
+	computeFamily  int
+	pipelineUUID   [16]byte
+	subgroupOpBits uint32
+}
+
+// Vendor names the PCI vendor when it is a known one.
+func (d *DeviceInfo) Vendor() string {
+	switch d.VendorID {
+	case 0x10de:
+		return "NVIDIA"
+	case 0x1002:
+		return "AMD"
+	case 0x8086:
+		return "Intel"
+	case 0x13b5:
+		return "ARM"
+	case 0x5143:
+		return "Qualcomm"
+	case 0x10005:
+		return "Mesa"
+	}
+	return fmt.Sprintf("0x%x", d.VendorID)
+}
+
+// HasSubgroupOp reports whether compute shaders may use the subgroup
+// operation class named ("basic", "vote", "arithmetic", "ballot", ...).
+func (d *DeviceInfo) HasSubgroupOp(name string) bool {
+	for _, op := range d.Features.SubgroupOps {
+		if op == name {
+			return d.Features.SubgroupCompute
+		}
+	}
+	return false
+}
+
+var subgroupOpNames = []string{"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "clustered", "quad"}
+
+// PhysicalDevices lists the devices that have a compute queue, in the
+// loader's order; Index is the position in that list.
+func (in *Instance) PhysicalDevices() ([]*DeviceInfo, error) {
+	pds, err := in.physical()
+	if err != nil {
+		return nil, err
+	}
+	var out []*DeviceInfo
+	for _, pd := range pds {
+		info := in.describe(pd)
+		if info.computeFamily < 0 {
+			continue
+		}
+		info.Index = len(out)
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func (in *Instance) physical() ([]vk.PhysicalDevice, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(in.h, &n, nil)); err != nil {
+		return nil, err
+	}
+	pds := make([]vk.PhysicalDevice, n)
+	if n > 0 {
+		if err := check("vkEnumeratePhysicalDevices", vk.EnumeratePhysicalDevices(in.h, &n, pds)); err != nil {
+			return nil, err
+		}
+	}
+	return pds[:n], nil
+}
+
+func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
+	var p vk.PhysicalDeviceProperties
+	vk.GetPhysicalDeviceProperties(pd, &p)
+	p.Deref()
+	p.Limits.Deref()
+	var f vk.PhysicalDeviceFeatures
+	vk.GetPhysicalDeviceFeatures(pd, &f)
+	f.Deref()
+	var mp vk.PhysicalDeviceMemoryProperties
+	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
+	mp.Deref()
+
+	l := p.Limits
+	info := &DeviceInfo{
+		pd:            pd,
+		Name:          cstr(p.DeviceName[:]),
+		VendorID:      p.VendorID,
+		DeviceID:      p.DeviceID,
+		DriverVersion: p.DriverVersion,
+		APIVersion:    fmt.Sprintf("%d.%d.%d", p.ApiVersion>>22, p.ApiVersion>>12&0x3ff, p.ApiVersion&0xfff),
+		apiVersion:    p.ApiVersion,
+		pipelineUUID:  p.PipelineCacheUUID,
+		Limits: Limits{
+			MaxStorageBufferRange:           l.MaxStorageBufferRange,
+			MaxComputeWorkGroupCount:        l.MaxComputeWorkGroupCount,
+			MaxComputeWorkGroupSize:         l.MaxComputeWorkGroupSize,
+			MaxComputeWorkGroupInvocations:  l.MaxComputeWorkGroupInvocations,
+			MaxComputeSharedMemorySize:      l.MaxComputeSharedMemorySize,
+			MaxPushConstantsSize:            l.MaxPushConstantsSize,
+			MaxTexelBufferElements:          l.MaxTexelBufferElements,
+			MaxBoundDescriptorSets:          l.MaxBoundDescriptorSets,
+			MaxMemoryAllocationCount:        l.MaxMemoryAllocationCount,
+			MinStorageBufferOffsetAlignment: uint64(l.MinStorageBufferOffsetAlignment),
+			MinTexelBufferOffsetAlignment:   uint64(l.MinTexelBufferOffsetAlignment),
+			NonCoherentAtomSize:             uint64(l.NonCoherentAtomSize),
+			TimestampPeriod:                 l.TimestampPeriod,
+			TimestampComputeAndGraphics:     l.TimestampComputeAndGraphics == vk.True,
+		},
+		Features: Features{
+			ShaderInt64:   f.ShaderInt64 == vk.True,
+			ShaderFloat64: f.ShaderFloat64 == vk.True,
+			ShaderInt16:   f.ShaderInt16 == vk.True,
+		},
+	}
+	switch p.DeviceType {
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		info.Type = TypeDiscrete
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		info.Type = TypeIntegrated
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		info.Type = TypeVirtual
+	case vk.PhysicalDeviceTypeCpu:
+		info.Type = TypeCPU
+	}
+	info.TypeName = info.Type.String()
+	for i := range mp.MemoryHeaps[:mp.MemoryHeapCount] {
+		h := mp.MemoryHeaps[i]
+		h.Deref()
+		info.Heaps = append(info.Heaps, Heap{Size: uint64(h.Size), DeviceLocal: h.Flags&vk.MemoryHeapFlags(vk.MemoryHeapDeviceLocalBit) != 0})
+	}
+	for i := range mp.MemoryTypes[:mp.MemoryTypeCount] {
+		t := mp.MemoryTypes[i]
+		t.Deref()
+		fl := t.PropertyFlags
+		info.MemoryTypes = append(info.MemoryTypes, MemoryType{
+			Heap:         int(t.HeapIndex),
+			DeviceLocal:  fl&vk.MemoryPropertyFlags(vk.MemoryPropertyDeviceLocalBit) != 0,
+			HostVisible:  fl&vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit) != 0,
+			HostCoherent: fl&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCoherentBit) != 0,
+			HostCached:   fl&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit) != 0,
+		})
+	}
+	// The 1.0 floor, raised below from maintenance3 where the device has 1.1.
+	info.Limits.MaxMemoryAllocationSize = 1 << 30
+
+	info.computeFamily = -1
+	var nq uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
+	qs := make([]vk.QueueFamilyProperties, nq)
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qs)
+	for i := range qs[:nq] {
+		qs[i].Deref()
+		if qs[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 {
+			continue
+		}
+		// A family with compute but no graphics is a GPU's async compute
+		// queue: take it over the first family with compute.
+		if info.computeFamily < 0 || qs[i].QueueFlags&vk.QueueFlags(vk.QueueGraphicsBit) == 0 {
+			info.computeFamily = i
+		}
+	}
+
+	var x C.vkops_props2
+	C.vkops_query_props2(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), C.uint32_t(p.ApiVersion), &x)
+	if x.has_props2 != 0 {
+		info.DriverName = C.GoString(&x.driver_name[0])
+		info.DriverInfo = C.GoString(&x.driver_info[0])
+		uuid := C.GoBytes(unsafe.Pointer(&x.device_uuid[0]), 16)
+		info.UUID = fmt.Sprintf("%x-%x-%x-%x-%x", uuid[0:4], uuid[4:6], uuid[6:8], uuid[8:10], uuid[10:16])
+		if m := uint64(x.max_memory_allocation_size); m > 0 {
+			info.Limits.MaxMemoryAllocationSize = m
+		}
+		info.Features.SubgroupSize = uint32(x.subgroup_size)
+		info.Features.SubgroupCompute = x.subgroup_stages&C.VK_SHADER_STAGE_COMPUTE_BIT != 0
+		info.subgroupOpBits = uint32(x.subgroup_ops)
+		for i, name := range subgroupOpNames {
+			if info.subgroupOpBits&(1<<i) != 0 {
+				info.Features.SubgroupOps = append(info.Features.SubgroupOps, name)
+			}
+		}
+		info.Features.StorageBuffer8BitAccess = x.storage_buffer_8bit != 0
+		info.Features.StorageBuffer16BitAccess = x.storage_buffer_16bit != 0
+		info.Features.ShaderFloat16 = x.shader_float16 != 0
+		info.Features.ShaderInt8 = x.shader_int8 != 0
+	}
+	if info.UUID == "" {
+		info.UUID = fmt.Sprintf("%x", p.PipelineCacheUUID)
+	}
+	return info
+}

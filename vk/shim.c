@@ -1,0 +1,212 @@
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+void *vkops_load(char *err) {
+	// The versioned name: the unversioned libvulkan.so belongs to the -dev
+	// package and is missing on machines that only run Vulkan programs.
+	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, 256, "%s", dlerror());
+		return NULL;
+	}
+	void *f = dlsym(lib, "vkGetInstanceProcAddr");
+	if (!f) {
+		snprintf(err, 256, "libvulkan.so.1 has no vkGetInstanceProcAddr");
+	}
+	return f;
+}
+
+void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out) {
+	memset(out, 0, sizeof *out);
+	if (VK_API_VERSION_MINOR(api_version) < 1 && VK_API_VERSION_MAJOR(api_version) == 1) {
+		return;
+	}
+	PFN_vkGetInstanceProcAddr get = (PFN_vkGetInstanceProcAddr)gipa;
+	PFN_vkGetPhysicalDeviceProperties2 props2 =
+		(PFN_vkGetPhysicalDeviceProperties2)get(inst, "vkGetPhysicalDeviceProperties2");
+	PFN_vkGetPhysicalDeviceFeatures2 feats2 =
+		(PFN_vkGetPhysicalDeviceFeatures2)get(inst, "vkGetPhysicalDeviceFeatures2");
+	if (!props2 || !feats2) {
+		return;
+	}
+	out->has_props2 = 1;
+
+	VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+	VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+	VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+	VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+	VkPhysicalDeviceProperties2 p = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+	p.pNext = &sub;
+	sub.pNext = &id;
+	id.pNext = &m3;
+	// Driver properties are core only from 1.2.
+	if (VK_API_VERSION_MINOR(api_version) >= 2 || VK_API_VERSION_MAJOR(api_version) > 1) {
+		m3.pNext = &driver;
+	}
+	props2(pd, &p);
+	memcpy(out->driver_name, driver.driverName, sizeof out->driver_name);
+	memcpy(out->driver_info, driver.driverInfo, sizeof out->driver_info);
+	memcpy(out->device_uuid, id.deviceUUID, VK_UUID_SIZE);
+	memcpy(out->driver_uuid, id.driverUUID, VK_UUID_SIZE);
+	out->max_memory_allocation_size = m3.maxMemoryAllocationSize;
+	out->subgroup_size = sub.subgroupSize;
+	out->subgroup_stages = sub.supportedStages;
+	out->subgroup_ops = sub.supportedOperations;
+
+	VkPhysicalDevice8BitStorageFeatures s8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+	VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+	VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+	VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+	f.pNext = &s16;
+	if (VK_API_VERSION_MINOR(api_version) >= 2 || VK_API_VERSION_MAJOR(api_version) > 1) {
+		s16.pNext = &s8;
+		s8.pNext = &f16;
+	}
+	feats2(pd, &f);
+	out->storage_buffer_8bit = s8.storageBuffer8BitAccess;
+	out->storage_buffer_16bit = s16.storageBuffer16BitAccess;
+	out->shader_float16 = f16.shaderFloat16;
+	out->shader_int8 = f16.shaderInt8;
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL messenger_cb(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+	VkDebugUtilsMessageTypeFlagsEXT types, const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+	(void)types;
+	vkopsGoDebugMessage((uintptr_t)user, (int)severity, (char *)(data && data->pMessage ? data->pMessage : ""));
+	return VK_FALSE;
+}
+
+VkResult vkops_create_messenger(void *gipa, VkInstance inst, uintptr_t handle, VkDebugUtilsMessengerEXT *out) {
+	PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)(
+		(PFN_vkGetInstanceProcAddr)gipa)(inst, "vkCreateDebugUtilsMessengerEXT");
+	if (!create) {
+		return VK_ERROR_EXTENSION_NOT_PRESENT;
+	}
+	VkDebugUtilsMessengerCreateInfoEXT ci = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+	ci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+	ci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+		VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+	ci.pfnUserCallback = messenger_cb;
+	ci.pUserData = (void *)handle;
+	return create(inst, &ci, NULL, out);
+}
+
+void vkops_destroy_messenger(void *gipa, VkInstance inst, VkDebugUtilsMessengerEXT m) {
+	PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)(
+		(PFN_vkGetInstanceProcAddr)gipa)(inst, "vkDestroyDebugUtilsMessengerEXT");
+	if (destroy) {
+		destroy(inst, m, NULL);
+	}
+}
+
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_device_fns *f) {
+	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)((PFN_vkGetInstanceProcAddr)gipa)(inst, "vkGetDeviceProcAddr");
+	if (!gdpa) {
+		return 0;
+	}
+#define LOAD(field, name)                                     \
+	f->field = (PFN_##name)gdpa(dev, #name);              \
+	if (!f->field) {                                      \
+		return 0;                                     \
+	}
+	LOAD(update_descriptor_sets, vkUpdateDescriptorSets)
+	LOAD(bind_pipeline, vkCmdBindPipeline)
+	LOAD(bind_descriptor_sets, vkCmdBindDescriptorSets)
+	LOAD(push_constants, vkCmdPushConstants)
+	LOAD(dispatch, vkCmdDispatch)
+	LOAD(pipeline_barrier, vkCmdPipelineBarrier)
+	LOAD(copy_buffer, vkCmdCopyBuffer)
+	LOAD(fill_buffer, vkCmdFillBuffer)
+	LOAD(queue_submit, vkQueueSubmit)
+	LOAD(create_compute_pipelines, vkCreateComputePipelines)
+	LOAD(write_timestamp, vkCmdWriteTimestamp)
+	LOAD(reset_query_pool, vkCmdResetQueryPool)
+#undef LOAD
+	return 1;
+}
+
+enum { MAX_BINDINGS = 16 };
+
+void vkops_dispatch(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkPipeline pipe,
+	VkPipelineLayout layout, VkDescriptorSet set, const VkDescriptorType *types, const vkops_binding *binds,
+	uint32_t nbinds, const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z) {
+	VkWriteDescriptorSet w[MAX_BINDINGS];
+	VkDescriptorBufferInfo bi[MAX_BINDINGS];
+	if (nbinds > MAX_BINDINGS) {
+		nbinds = MAX_BINDINGS;
+	}
+	for (uint32_t i = 0; i < nbinds; i++) {
+		w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+		w[i].dstSet = set;
+		w[i].dstBinding = i;
+		w[i].descriptorCount = 1;
+		w[i].descriptorType = types[i];
+		if (types[i] == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER || types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+			w[i].pTexelBufferView = &binds[i].view;
+		} else {
+			bi[i] = (VkDescriptorBufferInfo){binds[i].buffer, binds[i].offset, binds[i].rng};
+			w[i].pBufferInfo = &bi[i];
+		}
+	}
+	f->update_descriptor_sets(dev, nbinds, w, 0, NULL);
+	f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+	f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+	if (push_size > 0) {
+		f->push_constants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+	}
+	f->dispatch(cb, x, y, z);
+}
+
+void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStageFlags src_stage,
+	VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+	VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+	f->pipeline_barrier(cb, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+VkResult vkops_submit(const vkops_device_fns *f, VkQueue q, VkCommandBuffer cb, VkFence fence) {
+	VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+	return f->queue_submit(q, 1, &si, fence);
+}
+
+VkResult vkops_create_compute_pipeline(const vkops_device_fns *f, VkDevice dev, VkPipelineCache cache,
+	VkShaderModule module, VkPipelineLayout layout, const uint32_t *spec, uint32_t nspec, VkPipeline *out) {
+	VkSpecializationMapEntry entries[32];
+	if (nspec > 32) {
+		return VK_ERROR_INITIALIZATION_FAILED;
+	}
+	for (uint32_t i = 0; i < nspec; i++) {
+		entries[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
+	}
+	VkSpecializationInfo si = {nspec, entries, 4 * (size_t)nspec, spec};
+	VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+	ci.stage = (VkPipelineShaderStageCreateInfo){.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+	ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+	ci.stage.module = module;
+	ci.stage.pName = "main";
+	ci.stage.pSpecializationInfo = nspec ? &si : NULL;
+	ci.layout = layout;
+	return f->create_compute_pipelines(dev, cache, 1, &ci, NULL, out);
+}
+
+void vkops_copy(const vkops_device_fns *f, VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
+	VkDeviceSize dst_off, VkDeviceSize size) {
+	VkBufferCopy r = {src_off, dst_off, size};
+	f->copy_buffer(cb, src, dst, 1, &r);
+}
+
+void vkops_fill(const vkops_device_fns *f, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize off, VkDeviceSize size, uint32_t word) {
+	f->fill_buffer(cb, dst, off, size, word);
+}
+
+void vkops_timestamp(const vkops_device_fns *f, VkCommandBuffer cb, VkQueryPool pool, uint32_t i) {
+	f->write_timestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, i);
+}
+
+void vkops_reset_query_pool(const vkops_device_fns *f, VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t n) {
+	f->reset_query_pool(cb, pool, first, n);
+}

@@ -1,0 +1,86 @@
+// The small C side of package vk: what the Go binding (Vulkan 1.0 entry
+// points only) cannot do. Everything here goes through function pointers
+// looked up at run time, so nothing links against libvulkan.
+#ifndef VKOPS_SHIM_H
+#define VKOPS_SHIM_H
+
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+// vkops_load opens libvulkan.so.1 and returns its vkGetInstanceProcAddr,
+// or NULL with a reason in err (at least 256 bytes).
+void *vkops_load(char *err);
+
+// The facts that need Vulkan 1.1+ queries (properties2 / features2).
+typedef struct {
+	int has_props2;
+	char driver_name[VK_MAX_DRIVER_NAME_SIZE];
+	char driver_info[VK_MAX_DRIVER_INFO_SIZE];
+	uint8_t device_uuid[VK_UUID_SIZE];
+	uint8_t driver_uuid[VK_UUID_SIZE];
+	uint64_t max_memory_allocation_size;
+	uint32_t subgroup_size;
+	uint32_t subgroup_stages;
+	uint32_t subgroup_ops;
+	uint32_t storage_buffer_8bit;
+	uint32_t storage_buffer_16bit;
+	uint32_t shader_float16;
+	uint32_t shader_int8;
+} vkops_props2;
+
+void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out);
+
+// Debug messenger (VK_EXT_debug_utils) that reports through the Go
+// function vkopsGoDebugMessage with the given handle.
+VkResult vkops_create_messenger(void *gipa, VkInstance inst, uintptr_t handle, VkDebugUtilsMessengerEXT *out);
+void vkops_destroy_messenger(void *gipa, VkInstance inst, VkDebugUtilsMessengerEXT m);
+
+
+// Device-level entry points that the hot path calls directly, without the
+// binding's per-call marshalling (whose slice copies are freed by
+// finalizers that may run while the driver still reads them).
+typedef struct {
+	PFN_vkUpdateDescriptorSets update_descriptor_sets;
+	PFN_vkCmdBindPipeline bind_pipeline;
+	PFN_vkCmdBindDescriptorSets bind_descriptor_sets;
+	PFN_vkCmdPushConstants push_constants;
+	PFN_vkCmdDispatch dispatch;
+	PFN_vkCmdPipelineBarrier pipeline_barrier;
+	PFN_vkCmdCopyBuffer copy_buffer;
+	PFN_vkCmdFillBuffer fill_buffer;
+	PFN_vkQueueSubmit queue_submit;
+	PFN_vkCreateComputePipelines create_compute_pipelines;
+	PFN_vkCmdWriteTimestamp write_timestamp;
+	PFN_vkCmdResetQueryPool reset_query_pool;
+} vkops_device_fns;
+
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_device_fns *f);
+
+// One binding of a dispatch: a buffer range, or a texel buffer view.
+typedef struct {
+	VkBuffer buffer;
+	VkDeviceSize offset;
+	VkDeviceSize rng;
+	VkBufferView view;
+} vkops_binding;
+
+void vkops_dispatch(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkPipeline pipe,
+	VkPipelineLayout layout, VkDescriptorSet set, const VkDescriptorType *types, const vkops_binding *binds,
+	uint32_t nbinds, const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z);
+
+// A global memory barrier from (src stages, src access) to (dst stages, dst access).
+void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStageFlags src_stage,
+	VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+
+VkResult vkops_submit(const vkops_device_fns *f, VkQueue q, VkCommandBuffer cb, VkFence fence);
+
+VkResult vkops_create_compute_pipeline(const vkops_device_fns *f, VkDevice dev, VkPipelineCache cache,
+	VkShaderModule module, VkPipelineLayout layout, const uint32_t *spec, uint32_t nspec, VkPipeline *out);
+
+void vkops_copy(const vkops_device_fns *f, VkCommandBuffer cb, VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
+	VkDeviceSize dst_off, VkDeviceSize size);
+void vkops_fill(const vkops_device_fns *f, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize off, VkDeviceSize size, uint32_t word);
+void vkops_timestamp(const vkops_device_fns *f, VkCommandBuffer cb, VkQueryPool pool, uint32_t i);
+void vkops_reset_query_pool(const vkops_device_fns *f, VkCommandBuffer cb, VkQueryPool pool, uint32_t first, uint32_t n);
+
+#endif

@@ -1,0 +1,112 @@
+package vk
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+// newTestDevice opens the first device with validation on and fails the
+// test on any validation message.
+func newTestDevice(t *testing.T) *Device {
+	t.Helper()
+	in, err := NewInstance(InstanceOptions{Validation: true, OnMessage: func(sev, msg string) {
+		t.Errorf("validation %s: %s", sev, msg)
+	}})
+	if errors.Is(err, ErrNoVulkan) && os.Getenv("CI") == "" {
+		t.Skipf("no Vulkan device here (%v); CI never skips", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	infos, err := in.PhysicalDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) == 0 {
+		if os.Getenv("CI") == "" {
+			t.Skip("no Vulkan device here; CI never skips")
+		}
+		t.Fatal("no Vulkan device")
+	}
+	d, err := in.NewDevice(infos[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+func TestDescribe(t *testing.T) {
+	d := newTestDevice(t)
+	info := d.Info
+	t.Logf("%s (%s), driver %s %s, API %s, subgroup %d %v", info.Name, info.Type, info.DriverName, info.DriverInfo,
+		info.APIVersion, info.Features.SubgroupSize, info.Features.SubgroupOps)
+	if info.Limits.MaxStorageBufferRange == 0 || info.Limits.MaxComputeWorkGroupCount[0] == 0 {
+		t.Errorf("limits not read: %+v", info.Limits)
+	}
+	if len(info.Heaps) == 0 || len(info.MemoryTypes) == 0 {
+		t.Errorf("no memory heaps or types")
+	}
+}
+
+func TestFillCopy(t *testing.T) {
+	d := newTestDevice(t)
+	const n = 1 << 16
+	src, err := d.NewBuffer(n, Upload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Destroy()
+	mid, err := d.NewBuffer(n, DeviceLocal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mid.Destroy()
+	dst, err := d.NewBuffer(n, Readback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Destroy()
+	for i := range src.Mapped() {
+		src.Mapped()[i] = byte(i * 7)
+	}
+	c, err := d.NewCommands(4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Destroy()
+	if err := c.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	c.Timestamp(0)
+	c.Copy(mid, 0, src, 0, n)
+	c.Barrier()
+	c.Fill(mid, 0, 16, 0x01020304)
+	c.Barrier()
+	c.Copy(dst, 0, mid, 0, n)
+	c.Barrier()
+	c.Timestamp(1)
+	if err := c.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(1e10); err != nil {
+		t.Fatal(err)
+	}
+	got := dst.Mapped()
+	for i := range got {
+		want := byte(i * 7)
+		if i < 16 {
+			want = byte(uint32(0x01020304) >> (8 * (i % 4)))
+		}
+		if got[i] != want {
+			t.Fatalf("byte %d = %d, want %d", i, got[i], want)
+		}
+	}
+	ts, err := c.Timestamps(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("copy of %d bytes took %.0f ns on the device", n, ts[1]-ts[0])
+}
