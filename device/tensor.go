@@ -320,3 +320,40 @@ func (t *Tensor) unstage(dst []byte) error {
 	}
 	return nil
 }
+
+// Copy records a copy of src's bytes into dst (vkCmdCopyBuffer); both must
+// hold the same number of bytes.
+func (d *Device) Copy(dst, src *Tensor) error {
+	if err := dst.check(); err != nil {
+		return err
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	if dst.d != d || src.d != d {
+		return errors.New("device: copy between tensors of different devices")
+	}
+	if dst.bytes != src.bytes {
+		return fmt.Errorf("device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := src.usable(); err != nil {
+		return err
+	}
+	if err := dst.usable(); err != nil {
+		return err
+	}
+	for i := range src.pages {
+		s, t := src.pages[i], dst.pages[i]
+		b, err := d.stream.recording()
+		if err != nil {
+			return err
+		}
+		b.access([]*vk.Buffer{s.buf}, []*vk.Buffer{t.buf})
+		size := (min(d.pageSize, src.bytes-uint64(i)*d.pageSize) + 15) &^ 15
+		b.cmds.Copy(t.buf, t.off, s.buf, s.off, size)
+		src.lastUse, dst.lastUse, dst.lastWrite = b.res, b.res, b.res
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
@@ -83,6 +84,9 @@ func (c *Commands) create(timestamps uint32) error {
 		{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
 		{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
 	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pin(&pinner, &sizes[0])
 	dci := &vk.DescriptorPoolCreateInfo{
 		SType:         vk.StructureTypeDescriptorPoolCreateInfo,
 		MaxSets:       uint32(c.maxSet),
@@ -192,15 +196,19 @@ func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3
 			return fmt.Errorf("vk: pipeline %s: %d workgroups in dimension %d (limit %d)", desc.Name, g, i, lim[i])
 		}
 	}
+	var pinner runtime.Pinner
+	setls := []vk.DescriptorSetLayout{p.setl}
+	pin(&pinner, &setls[0])
 	ai := &vk.DescriptorSetAllocateInfo{
 		SType:              vk.StructureTypeDescriptorSetAllocateInfo,
 		DescriptorPool:     c.dpool,
 		DescriptorSetCount: 1,
-		PSetLayouts:        []vk.DescriptorSetLayout{p.setl},
+		PSetLayouts:        setls,
 	}
 	var set vk.DescriptorSet
 	r := vk.AllocateDescriptorSets(c.d.h, ai, &set)
 	ai.Free()
+	pinner.Unpin()
 	if err := check("vkAllocateDescriptorSets", r); err != nil {
 		return err
 	}

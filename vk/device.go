@@ -51,6 +51,7 @@ func (in *Instance) NewDevice(info *DeviceInfo) (*Device, error) {
 	if info.Features.ShaderInt64 {
 		feats[0].ShaderInt64 = vk.True
 	}
+	pin(&pinner, &qci[0], &feats[0])
 	ci := &vk.DeviceCreateInfo{
 		SType:                vk.StructureTypeDeviceCreateInfo,
 		QueueCreateInfoCount: 1,

@@ -136,6 +136,9 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 			StageFlags:      vk.ShaderStageFlags(vk.ShaderStageComputeBit),
 		}
 	}
+	if len(binds) > 0 {
+		pin(&pinner, &binds[0])
+	}
 	lci := &vk.DescriptorSetLayoutCreateInfo{
 		SType:        vk.StructureTypeDescriptorSetLayoutCreateInfo,
 		BindingCount: uint32(len(binds)),
@@ -150,17 +153,21 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 	p.setl = setl
 	d.live.Add(1)
 
+	setls := []vk.DescriptorSetLayout{setl}
+	pin(&pinner, &setls[0])
 	pci := &vk.PipelineLayoutCreateInfo{
 		SType:          vk.StructureTypePipelineLayoutCreateInfo,
 		SetLayoutCount: 1,
-		PSetLayouts:    []vk.DescriptorSetLayout{setl},
+		PSetLayouts:    setls,
 	}
 	if p.desc.PushSize > 0 {
-		pci.PushConstantRangeCount = 1
-		pci.PPushConstantRanges = []vk.PushConstantRange{{
+		ranges := []vk.PushConstantRange{{
 			StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit),
 			Size:       p.desc.PushSize,
 		}}
+		pin(&pinner, &ranges[0])
+		pci.PushConstantRangeCount = 1
+		pci.PPushConstantRanges = ranges
 	}
 	var layout vk.PipelineLayout
 	r = vk.CreatePipelineLayout(d.h, pci, nil, &layout)

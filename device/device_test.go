@@ -1,0 +1,405 @@
+package device_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/shaders"
+	"github.com/vkops/vkops/tensor"
+)
+
+func randomHost(t testing.TB, dt tensor.DType, shape tensor.Shape, seed uint64) *tensor.Host {
+	t.Helper()
+	h, err := tensor.New(dt, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := range h.Data {
+		h.Data[i] = byte(r.Uint32())
+	}
+	if dt == tensor.Bool {
+		for i := range h.Data {
+			h.Data[i] &= 1
+		}
+	}
+	return h
+}
+
+// roundTrip uploads h, downloads it, and fails unless the bytes match.
+func roundTrip(t *testing.T, d *device.Device, h *tensor.Host) {
+	t.Helper()
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	got, err := x.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DType != h.DType || !got.Shape.Equal(h.Shape) {
+		t.Fatalf("got %v%v, want %v%v", got.DType, got.Shape, h.DType, h.Shape)
+	}
+	if !bytes.Equal(got.Data, h.Data) {
+		t.Fatalf("%v%v: data differs after the round trip", h.DType, h.Shape)
+	}
+}
+
+func TestRoundTripEveryType(t *testing.T) {
+	for _, staging := range []bool{false, true} {
+		d := devtest.Open(t, device.Options{Staging: staging})
+		for _, dt := range tensor.DTypes {
+			for _, shape := range []tensor.Shape{{}, {0}, {3, 0, 2}, {1}, {7}, {3, 5}, {2, 3, 4, 5}, {1000, 37}} {
+				t.Run(fmt.Sprintf("staging=%v/%v%v", staging, dt, shape), func(t *testing.T) {
+					roundTrip(t, d, randomHost(t, dt, shape, uint64(dt)))
+				})
+			}
+		}
+	}
+}
+
+// Special float values must come back bit for bit: NaN payloads, -0,
+// infinities, subnormals.
+func TestRoundTripFloatBits(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	f32 := []uint32{0x7fc00001, 0xffbfffff, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff}
+	h, err := tensor.FromSlice(f32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.DType = tensor.F32
+	roundTrip(t, d, h)
+	bf, _ := tensor.FromSlice([]tensor.BFloat16{0x7fc1, 0xff81, 0x8000, 0x0001})
+	roundTrip(t, d, bf)
+}
+
+// Tensors larger than a page span several buffers; small pages exercise
+// that without gigabytes.
+func TestMultiPage(t *testing.T) {
+	for _, staging := range []bool{false, true} {
+		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		if d.PageSize() != 4096 {
+			t.Fatalf("PageSize = %d, want 4096", d.PageSize())
+		}
+		for _, n := range []int{1023, 1024, 1025, 4096, 10001} {
+			h := randomHost(t, tensor.F32, tensor.Shape{n}, uint64(n))
+			roundTrip(t, d, h)
+		}
+	}
+}
+
+// A 300 MiB tensor is larger than lavapipe's maxStorageBufferRange (128
+// MiB): it must still round-trip bit-exactly.
+func TestLargeTensor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300 MiB round trip skipped in -short mode")
+	}
+	d := devtest.Open(t, device.Options{})
+	n := 300 << 20 / 4
+	h := randomHost(t, tensor.U32, tensor.Shape{n}, 300)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	if x.Pages() < 2 && d.PageSize() < 300<<20 {
+		t.Fatalf("300 MiB in %d page(s) of %d bytes", x.Pages(), d.PageSize())
+	}
+	y, err := d.Empty(tensor.U32, tensor.Shape{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	if err := d.Copy(y, x); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, h.Data) {
+		t.Fatal("300 MiB tensor differs after upload, copy and download")
+	}
+	t.Logf("300 MiB in %d pages of %d MiB", x.Pages(), d.PageSize()>>20)
+}
+
+var copyWords = &device.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: 8}
+
+// dispatchCopy copies src to dst with the copy_words kernel, page by page.
+func dispatchCopy(d *device.Device, dst, src *device.Tensor) error {
+	const wg = 64
+	for lo := uint64(0); lo < src.Bytes(); lo += d.PageSize() {
+		hi := min(lo+d.PageSize(), src.Bytes())
+		a, _, err := src.Window(lo, hi)
+		if err != nil {
+			return err
+		}
+		b, _, err := dst.Window(lo, hi)
+		if err != nil {
+			return err
+		}
+		b.Write = true
+		vecs := (hi - lo + 15) / 16
+		grid, err := d.Grid((vecs + wg - 1) / wg)
+		if err != nil {
+			return err
+		}
+		push := make([]byte, 8)
+		push[0], push[1], push[2], push[3] = byte(vecs), byte(vecs>>8), byte(vecs>>16), byte(vecs>>24)
+		push[4], push[5], push[6], push[7] = byte(grid[0]), byte(grid[0]>>8), byte(grid[0]>>16), byte(grid[0]>>24)
+		if err := d.Dispatch(copyWords, []uint32{wg}, []device.Arg{a, b}, push, grid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A chain of dependent dispatches and copies in one batch needs barriers
+// between them; more workgroups than one grid dimension allows needs a
+// 2-D grid.
+func TestDispatchChain(t *testing.T) {
+	d := devtest.Open(t, device.Options{PageSize: 1 << 20})
+	n := 65535*64*4 + 12345 // more than 65535 workgroups of 64 uvec4s
+	h := randomHost(t, tensor.U32, tensor.Shape{n}, 7)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	cur := x
+	for i := range 4 {
+		next, err := d.Empty(tensor.U32, tensor.Shape{n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer next.Free()
+		if i%2 == 0 {
+			err = dispatchCopy(d, next, cur)
+		} else {
+			err = d.Copy(next, cur)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur = next
+	}
+	got, err := cur.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, h.Data) {
+		t.Fatal("data differs after a chain of copies")
+	}
+	grid, err := d.Grid(1 << 20)
+	if err != nil || grid[1] < 2 {
+		t.Fatalf("Grid(1<<20) = %v, %v: want a 2-D grid", grid, err)
+	}
+}
+
+func TestChooseDevice(t *testing.T) {
+	infos, chosen, err := device.Devices(device.Options{})
+	if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
+		t.Skip("SKIP: no Vulkan device here (CI never skips)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chosen < 0 || chosen >= len(infos) {
+		t.Fatalf("chosen %d of %d", chosen, len(infos))
+	}
+	for i, info := range infos {
+		if info.Type > infos[chosen].Type {
+			t.Errorf("device %d (%s) ranks above the chosen %s", i, info.TypeName, infos[chosen].TypeName)
+		}
+	}
+	name := strings.ToUpper(infos[0].Name[:3])
+	if _, c, err := device.Devices(device.Options{Device: name}); err != nil || c != 0 {
+		t.Errorf("Device %q chose %d, %v; want 0", name, c, err)
+	}
+	if _, c, err := device.Devices(device.Options{Device: "0"}); err != nil || c != 0 {
+		t.Errorf("Device \"0\" chose %d, %v", c, err)
+	}
+	if _, _, err := device.Devices(device.Options{Device: strconv.Itoa(len(infos))}); err == nil {
+		t.Error("an index past the last device was accepted")
+	}
+	if _, _, err := device.Devices(device.Options{Device: "no such device name"}); err == nil {
+		t.Error("an unknown name was accepted")
+	}
+}
+
+func TestMisuse(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := device.ToSlice[int32](x); err == nil {
+		t.Error("ToSlice with the wrong element type succeeded")
+	}
+	if err := x.Write(make([]byte, 5)); err == nil {
+		t.Error("Write of the wrong length succeeded")
+	}
+	x.Free()
+	x.Free() // double free is harmless
+	if _, err := x.Download(); err == nil || !strings.Contains(err.Error(), "use after Free") {
+		t.Errorf("Download after Free: %v", err)
+	}
+	var nilT *device.Tensor
+	if _, err := nilT.Download(); err == nil {
+		t.Error("Download of a nil tensor succeeded")
+	}
+	if _, err := d.Empty(tensor.F32, tensor.Shape{-1}); err == nil {
+		t.Error("a negative dimension was accepted")
+	}
+	if _, err := d.Empty(tensor.Invalid, tensor.Shape{1}); err == nil {
+		t.Error("an invalid element type was accepted")
+	}
+	if _, err := d.Upload(nil); err == nil {
+		t.Error("Upload(nil) succeeded")
+	}
+	if _, err := d.Upload(&tensor.Host{DType: tensor.F32, Shape: tensor.Shape{2}, Data: []byte{1}}); err == nil {
+		t.Error("Upload of a short host tensor succeeded")
+	}
+}
+
+// Allocating past the heap is an ErrOutOfMemory, and the device still
+// works afterwards.
+func TestOutOfMemory(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	var heap uint64
+	for _, h := range d.Info().Heaps {
+		heap = max(heap, h.Size)
+	}
+	_, err := d.Empty(tensor.U8, tensor.Shape{int(heap) + 1})
+	if !errors.Is(err, device.ErrOutOfMemory) {
+		t.Fatalf("allocating %d bytes on a heap of %d: %v, want ErrOutOfMemory", heap+1, heap, err)
+	}
+	roundTrip(t, d, randomHost(t, tensor.F32, tensor.Shape{100}, 1))
+}
+
+func TestClose(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []int8{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Download(); !errors.Is(err, device.ErrClosed) {
+		t.Errorf("Download after Close: %v, want ErrClosed", err)
+	}
+	if _, err := d.Empty(tensor.F32, tensor.Shape{1}); !errors.Is(err, device.ErrClosed) {
+		t.Errorf("Empty after Close: %v, want ErrClosed", err)
+	}
+	x.Free()
+}
+
+// Many goroutines share one device.
+func TestConcurrent(t *testing.T) {
+	d := devtest.Open(t, device.Options{PageSize: 1 << 16})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				h := randomHost(t, tensor.I16, tensor.Shape{1 + (g*131+i*977)%40000}, uint64(g*1000+i))
+				x, err := d.Upload(h)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				y, err := d.Empty(h.DType, h.Shape)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := dispatchCopy(d, y, x); err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := y.Download()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !bytes.Equal(got.Data, h.Data) {
+					t.Errorf("goroutine %d op %d: wrong data", g, i)
+				}
+				x.Free()
+				y.Free()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func rss(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skip("no /proc/self/statm")
+	}
+	f := strings.Fields(string(b))
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// 10,000 create/upload/download/free cycles leave RSS and the count of
+// live Vulkan objects flat.
+func TestNoLeaks(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	cycles := 10000
+	if testing.Short() {
+		cycles = 1000
+	}
+	sizes := []int{1, 100, 4096, 70000, 300000}
+	cycle := func(i int) {
+		h := randomHost(t, tensor.F32, tensor.Shape{sizes[i%len(sizes)]}, uint64(i))
+		x, err := d.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := d.Empty(h.DType, h.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dispatchCopy(d, y, x); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := y.Download(); err != nil {
+			t.Fatal(err)
+		}
+		x.Free()
+		y.Free()
+	}
+	for i := range 200 { // warm the pools and the pipeline
+		cycle(i)
+	}
+	runtime.GC()
+	rss0, live0 := rss(t), d.LiveObjects()
+	for i := range cycles {
+		cycle(i)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	rss1, live1 := rss(t), d.LiveObjects()
+	t.Logf("%d cycles: RSS %d -> %d KiB, live Vulkan objects %d -> %d", cycles, rss0>>10, rss1>>10, live0, live1)
+	if live1 != live0 {
+		t.Errorf("live Vulkan objects grew from %d to %d", live0, live1)
+	}
+	if rss1-rss0 > 16<<20 {
+		t.Errorf("RSS grew by %d KiB over %d cycles", (rss1-rss0)>>10, cycles)
+	}
+}
