@@ -28,8 +28,8 @@ type result struct {
 type batch struct {
 	cmds    *vk.Commands
 	res     *result
-	n       int             // commands recorded
-	release []func()        // run once the batch has completed
+	n       int                 // commands recorded
+	release []func()            // run once the batch has completed
 	dirty   map[*vk.Buffer]bool // written since the last barrier
 	read    map[*vk.Buffer]bool // read since the last barrier
 	timed   bool

@@ -8,8 +8,8 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 	"sync/atomic"
+	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
 )
