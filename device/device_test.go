@@ -403,3 +403,33 @@ func TestNoLeaks(t *testing.T) {
 		t.Errorf("RSS grew by %d KiB over %d cycles", (rss1-rss0)>>10, cycles)
 	}
 }
+
+// Pipelines built in one run are saved under CacheDir, keyed by device and
+// driver, and the next run loads them.
+func TestPipelineCache(t *testing.T) {
+	dir := t.TempDir()
+	for run := range 2 {
+		d := devtest.Open(t, device.Options{CacheDir: dir})
+		x, err := device.FromSlice(d, []uint32{1, 2, 3, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := d.Empty(tensor.U32, tensor.Shape{4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dispatchCopy(d, y, x); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := device.ToSlice[uint32](y); err != nil || got[3] != 4 {
+			t.Fatalf("run %d: %v, %v", run, got, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := os.ReadDir(dir)
+		if len(files) != 1 || !strings.HasPrefix(files[0].Name(), "pipelines-"+d.Info().UUID) {
+			t.Fatalf("run %d: cache dir holds %v, want one pipelines-%s-*.bin", run, files, d.Info().UUID)
+		}
+	}
+}

@@ -32,11 +32,20 @@ var loader struct {
 	err  error
 }
 
-// SetLoader hands vk a vkGetInstanceProcAddr obtained elsewhere (GLFW, for
-// an application that already loaded Vulkan). Call it before the first
-// NewInstance; later calls have no effect.
-func SetLoader(getInstanceProcAddr unsafe.Pointer) {
-	loader.once.Do(func() { loader.gipa, loader.err = getInstanceProcAddr, initLoader(getInstanceProcAddr) })
+// SetLoader hands vk a vkGetInstanceProcAddr obtained elsewhere (GLFW,
+// for an application that already loaded Vulkan). It must come before the
+// first NewInstance: once a loader is in use it cannot change, and
+// SetLoader reports so.
+func SetLoader(getInstanceProcAddr unsafe.Pointer) error {
+	set := false
+	loader.once.Do(func() {
+		set = true
+		loader.gipa, loader.err = getInstanceProcAddr, initLoader(getInstanceProcAddr)
+	})
+	if !set {
+		return errors.New("vk: a Vulkan loader is already in use; set it before opening a device")
+	}
+	return loader.err
 }
 
 func load() (unsafe.Pointer, error) {

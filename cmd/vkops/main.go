@@ -31,7 +31,8 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"info": {runInfo, "list Vulkan devices and the one vkops would choose"},
+	"info":  {runInfo, "list Vulkan devices and the one vkops would choose"},
+	"bench": {runBench, "measure ops and transfers on the device"},
 }
 
 // env is what every subcommand shares.

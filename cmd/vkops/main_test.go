@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestMain lets a test run this binary as the vkops command, in a fresh
+// process with its own environment: VKOPS_AS_MAIN=1 and the arguments
+// after "--".
+func TestMain(m *testing.M) {
+	if os.Getenv("VKOPS_AS_MAIN") == "1" {
+		for i, a := range os.Args {
+			if a == "--" {
+				os.Exit(run(os.Args[i+1:], os.Stdout, os.Stderr))
+			}
+		}
+		os.Exit(3)
+	}
+	os.Exit(m.Run())
+}
+
+// vkops runs the command in a child process with extra environment.
+func vkops(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "VKOPS_AS_MAIN=1"), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestInfo(t *testing.T) {
+	out, errOut, code := vkops(t, nil, "info", "--json")
+	if code == 1 && os.Getenv("CI") == "" && strings.Contains(errOut, "no Vulkan") {
+		t.Skip("SKIP: no Vulkan device here (CI never skips)")
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Chosen  int
+		Devices []struct {
+			Name   string
+			Limits struct {
+				MaxStorageBufferRange uint32 `json:"max_storage_buffer_range"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("info --json: %v\n%s", err, out)
+	}
+	if len(v.Devices) == 0 || v.Devices[v.Chosen].Limits.MaxStorageBufferRange == 0 {
+		t.Fatalf("info --json lacks devices or limits: %s", out)
+	}
+	text, _, code := vkops(t, nil, "--device", "0", "info")
+	if code != 0 || !strings.Contains(text, "(chosen)") || !strings.Contains(text, "maxStorageBufferRange") {
+		t.Fatalf("info: exit %d\n%s", code, text)
+	}
+}
+
+// Without any Vulkan driver, info prints one clear line and exits 1.
+func TestInfoNoDevice(t *testing.T) {
+	out, errOut, code := vkops(t, []string{"VK_ICD_FILENAMES=/nonexistent.json", "VK_DRIVER_FILES=/nonexistent.json"}, "info")
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q, want exit 1 and no output", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "vkops: ") || !strings.Contains(lines[0], "no Vulkan device") {
+		t.Fatalf("stderr %q: want one line beginning \"vkops: \" that says there is no Vulkan device", errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"nosuchcommand"},
+		{"--nosuchflag", "info"},
+		{"info", "--nosuchflag"},
+		{"info", "extra"},
+		{"--device", "no such device", "info"},
+		{"bench", "--op", "nosuchop"},
+	} {
+		_, errOut, code := vkops(t, nil, args...)
+		if code != 2 {
+			t.Errorf("vkops %q: exit %d, want 2 (%s)", args, code, errOut)
+		}
+		if !strings.HasPrefix(errOut, "vkops: ") && !strings.HasPrefix(errOut, "usage: ") {
+			t.Errorf("vkops %q: stderr %q", args, errOut)
+		}
+		if strings.Contains(errOut, "goroutine ") {
+			t.Errorf("vkops %q printed a Go panic trace", args)
+		}
+	}
+	out, _, code := vkops(t, nil, "info", "--help")
+	if code != 0 || !strings.Contains(out, "example:") {
+		t.Errorf("info --help: exit %d, %q", code, out)
+	}
+}
