@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/vkops/vkops/vk"
 )
@@ -36,7 +37,11 @@ type batch struct {
 }
 
 type stream struct {
-	d        *Device
+	d *Device
+	// One goroutine at a time waits for the oldest batch, with d.mu
+	// released so that others keep recording; the rest wait on idle.
+	waiting  bool
+	idle     *sync.Cond
 	rec      *batch   // being recorded, or nil
 	inflight []*batch // submitted, oldest first
 	spare    []*batch
@@ -46,18 +51,19 @@ type stream struct {
 	gpuNanos float64
 }
 
-func (s *stream) init(d *Device) { s.d, s.next = d, 1 }
+func (s *stream) init(d *Device) { s.d, s.next, s.idle = d, 1, sync.NewCond(&d.mu) }
 
 // recording returns the batch to record into, starting one if needed;
 // d.mu must be held.
 func (s *stream) recording() (*batch, error) {
-	if s.rec != nil {
-		return s.rec, nil
-	}
-	for len(s.inflight) >= maxInflight {
+	// waitOldest may let another goroutine start a batch meanwhile.
+	for s.rec == nil && len(s.inflight) >= maxInflight {
 		if err := s.waitOldest(); err != nil {
 			return nil, err
 		}
+	}
+	if s.rec != nil {
+		return s.rec, nil
 	}
 	var b *batch
 	if n := len(s.spare); n > 0 {
@@ -137,8 +143,9 @@ func (s *stream) flushFor(seq uint64) error {
 	return nil
 }
 
-// waitFor waits until the batch with seq has completed; d.mu must be held.
-// It returns that batch's error, if any.
+// waitFor waits until the batch of r has completed and returns its error;
+// d.mu must be held, and may be released while waiting, so callers check
+// again afterwards that what they use is still there.
 func (s *stream) waitFor(r *result) error {
 	if r == nil || r.done {
 		if r != nil {
@@ -160,9 +167,18 @@ func (s *stream) waitFor(r *result) error {
 	return r.err
 }
 
-// waitOldest waits for the oldest batch in flight and retires it.
+// waitOldest waits for the oldest batch in flight and retires it; d.mu
+// must be held, and is released while waiting. When another goroutine is
+// already waiting, it waits for that one instead and returns nil: callers
+// loop until what they need has completed.
 func (s *stream) waitOldest() error {
-	b := s.inflight[0]
+	if s.waiting {
+		s.idle.Wait()
+		return nil
+	}
+	s.waiting = true
+	b := s.inflight[0] // only the waiter removes it
+	s.d.mu.Unlock()
 	var err error
 	for {
 		err = b.cmds.Wait(1e9)
@@ -172,11 +188,14 @@ func (s *stream) waitOldest() error {
 		}
 		break
 	}
+	s.d.mu.Lock()
+	s.waiting = false
 	s.inflight = s.inflight[1:]
 	if err != nil {
 		err = s.d.fail(err)
 	}
 	s.retire(b, err)
+	s.idle.Broadcast()
 	return err
 }
 

@@ -138,6 +138,9 @@ func (t *Tensor) Write(data []byte) error {
 	if err := d.stream.waitFor(t.lastUse); err != nil && !t.lastUse.done {
 		return err
 	}
+	if err := t.usable(); err != nil {
+		return err
+	}
 	if t.bytes == 0 {
 		return nil
 	}
@@ -181,6 +184,9 @@ func (t *Tensor) Read(dst []byte) error {
 	if err := d.stream.waitFor(t.lastWrite); err != nil {
 		return err
 	}
+	if err := t.usable(); err != nil {
+		return err
+	}
 	if t.bytes == 0 {
 		return nil
 	}
@@ -212,6 +218,9 @@ func (t *Tensor) Mapped() (b []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	if err := d.stream.waitFor(t.lastWrite); err != nil {
+		return nil, false, err
+	}
+	if err := t.usable(); err != nil {
 		return nil, false, err
 	}
 	if t.bytes == 0 {
@@ -310,8 +319,10 @@ func (t *Tensor) unstage(dst []byte) error {
 		b.cmds.Copy(st, 0, s.buf, s.off, size)
 		t.lastUse = b.res
 	}
-	r := d.stream.rec.res
-	if err := d.stream.waitFor(r); err != nil {
+	if err := d.stream.waitFor(t.lastUse); err != nil {
+		return err
+	}
+	if err := t.usable(); err != nil {
 		return err
 	}
 	for i, st := range bufs {
