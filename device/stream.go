@@ -49,6 +49,7 @@ type stream struct {
 	done     uint64 // every batch up to this seq has completed
 	timing   bool
 	gpuNanos float64
+	fault    error // the next submit fails with it (tests only)
 }
 
 func (s *stream) init(d *Device) { s.d, s.next, s.idle = d, 1, sync.NewCond(&d.mu) }
@@ -126,7 +127,13 @@ func (s *stream) submit() error {
 	if b.timed {
 		b.cmds.Timestamp(1)
 	}
-	if err := b.cmds.Submit(); err != nil {
+	err := b.cmds.Submit()
+	if f := s.fault; f != nil {
+		s.fault = nil
+		err = f
+		_ = b.cmds.Wait(^uint64(0)) // the real submission ran; its result is discarded
+	}
+	if err != nil {
 		err = s.d.fail(err)
 		s.retire(b, err)
 		return err

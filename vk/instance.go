@@ -266,3 +266,13 @@ func pin(p *runtime.Pinner, ptrs ...any) {
 
 // Timeout reports whether a wait ran out of time (VK_TIMEOUT).
 func (e *Error) Timeout() bool { return e.Result == vk.Timeout }
+
+// Fault returns the error a failed call would: VK_ERROR_DEVICE_LOST when
+// lost is set, else VK_ERROR_OUT_OF_DEVICE_MEMORY. Fault-injection tests
+// use it to exercise what follows such failures.
+func Fault(call string, lost bool) *Error {
+	if lost {
+		return &Error{Call: call, Result: vk.ErrorDeviceLost}
+	}
+	return &Error{Call: call, Result: vk.ErrorOutOfDeviceMemory}
+}
