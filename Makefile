@@ -9,7 +9,7 @@ APT_PKGS := mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers glslc spir
 GLFW_PKGS := libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror
 
-.PHONY: all build deps deps-glfw shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go
+.PHONY: all build deps deps-glfw deps-peers bench-peers shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go
 
 all: build
 
@@ -27,6 +27,18 @@ deps-glfw:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+# deps-peers installs Debian's numpy and PyTorch for /usr/bin/python3.
+deps-peers:
+	@missing=""; for p in python3-numpy python3-torch; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# bench-peers runs the bench cases on numpy and PyTorch (2 threads).
+bench-peers: deps-peers
+	/usr/bin/python3 bench/peers.py
 
 build:
 	$(GO) build ./...
