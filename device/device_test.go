@@ -134,10 +134,18 @@ func TestLargeTensor(t *testing.T) {
 	t.Logf("300 MiB in %d pages of %d MiB", x.Pages(), d.PageSize()>>20)
 }
 
-var copyWords = &device.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: 8}
+var (
+	copyWords  = &device.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: 8}
+	copyTexels = &device.Kernel{Name: "copy_texels", SPIRV: shaders.SPIRV("copy_texels"), Bindings: 2, PushSize: 8,
+		Kinds: []device.BindingKind{device.TexelRGBA32UI, device.Storage}}
+)
 
 // dispatchCopy copies src to dst with the copy_words kernel, page by page.
 func dispatchCopy(d *device.Device, dst, src *device.Tensor) error {
+	return dispatchCopyWith(d, copyWords, dst, src)
+}
+
+func dispatchCopyWith(d *device.Device, k *device.Kernel, dst, src *device.Tensor) error {
 	const wg = 64
 	for lo := uint64(0); lo < src.Bytes(); lo += d.PageSize() {
 		hi := min(lo+d.PageSize(), src.Bytes())
@@ -158,7 +166,7 @@ func dispatchCopy(d *device.Device, dst, src *device.Tensor) error {
 		push := make([]byte, 8)
 		push[0], push[1], push[2], push[3] = byte(vecs), byte(vecs>>8), byte(vecs>>16), byte(vecs>>24)
 		push[4], push[5], push[6], push[7] = byte(grid[0]), byte(grid[0]>>8), byte(grid[0]>>16), byte(grid[0]>>24)
-		if err := d.Dispatch(copyWords, []uint32{wg}, []device.Arg{a, b}, push, grid); err != nil {
+		if err := d.Dispatch(k, []uint32{wg}, []device.Arg{a, b}, push, grid); err != nil {
 			return err
 		}
 	}
@@ -480,5 +488,35 @@ func TestDeviceLost(t *testing.T) {
 	}
 	if _, err := x.Download(); !errors.Is(err, device.ErrDeviceLost) {
 		t.Errorf("Download after loss: %v, want ErrDeviceLost", err)
+	}
+}
+
+// Texel-buffer bindings read the same bytes as storage bindings, across
+// pages too.
+func TestTexelBinding(t *testing.T) {
+	d := devtest.Open(t, device.Options{PageSize: 1 << 16})
+	if !d.HasTexels(device.TexelRGBA32UI) {
+		t.Skip("SKIP: the device has no rgba32ui storage texel buffers")
+	}
+	h := randomHost(t, tensor.U32, tensor.Shape{100003}, 9)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, _ := d.Empty(tensor.U32, h.Shape)
+	defer y.Free()
+	if err := dispatchCopyWith(d, copyTexels, y, x); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, h.Data) {
+		t.Fatal("texel copy differs")
+	}
+	if live := d.LiveObjects(); live > 40 {
+		t.Errorf("%d live Vulkan objects after the batch: views not released?", live)
 	}
 }

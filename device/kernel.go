@@ -8,14 +8,63 @@ import (
 )
 
 // Kernel is a compute shader with the interface it declares: set 0 holds
-// Bindings storage buffers at bindings 0..Bindings-1, and it takes
-// PushSize bytes of push constants. Ops declare their kernels as package
-// variables; the device builds each pipeline on first use.
+// Bindings bindings 0..Bindings-1, storage buffers unless Kinds says
+// otherwise, and it takes PushSize bytes of push constants. Ops declare
+// their kernels as package variables; the device builds each pipeline on
+// first use.
 type Kernel struct {
 	Name     string
 	SPIRV    []byte
 	Bindings int
+	Kinds    []BindingKind // per binding; nil means all Storage
 	PushSize int
+}
+
+// BindingKind is how a kernel sees one binding.
+type BindingKind int
+
+const (
+	// Storage is a storage buffer (SSBO): every device has it.
+	Storage BindingKind = iota
+	// TexelRGBA32UI is a storage texel buffer (uimageBuffer, rgba32ui):
+	// 16 bytes per texel read as a uvec4. On lavapipe imageLoad is several
+	// times faster than SSBO loads.
+	TexelRGBA32UI
+	// TexelRGBA8UI is a storage texel buffer (uimageBuffer, rgba8ui): 4
+	// bytes per texel, each byte read as one uint.
+	TexelRGBA8UI
+)
+
+func (k BindingKind) format() vk.TexelFormat {
+	if k == TexelRGBA8UI {
+		return vk.RGBA8UI
+	}
+	return vk.RGBA32UI
+}
+
+func (k BindingKind) vk() vk.DescriptorKind {
+	if k == Storage {
+		return vk.StorageBuffer
+	}
+	return vk.StorageTexelBuffer
+}
+
+// HasTexels reports whether kernels may use bindings of this kind on the
+// device: the format supports storage texel buffers and a whole page fits
+// in maxTexelBufferElements.
+func (d *Device) HasTexels(k BindingKind) bool {
+	if k == Storage {
+		return true
+	}
+	f := k.format()
+	return d.dev.SupportsStorageTexel(f) && d.pageSize/f.TexelBytes() <= uint64(d.info.Limits.MaxTexelBufferElements)
+}
+
+func (k *Kernel) kind(i int) BindingKind {
+	if k.Kinds == nil {
+		return Storage
+	}
+	return k.Kinds[i]
 }
 
 // Arg binds a byte range of one page of a tensor to a kernel binding.
@@ -49,9 +98,11 @@ func (t *Tensor) Window(lo, hi uint64) (a Arg, skip uint64, err error) {
 	return Arg{T: t, Page: page, Offset: start, Size: size}, off - start, nil
 }
 
-// Alignment returns the byte alignment of binding offsets (at least 16).
+// Alignment returns the byte alignment of binding offsets (at least 16):
+// one alignment for storage and texel bindings alike.
 func (d *Device) Alignment() uint64 {
-	return max(d.info.Limits.MinStorageBufferOffsetAlignment, 16)
+	l := d.info.Limits
+	return max(l.MinStorageBufferOffsetAlignment, l.MinTexelBufferOffsetAlignment, 16)
 }
 
 // Grid spreads groups workgroups over the three dispatch dimensions
@@ -85,6 +136,9 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 		return p, nil
 	}
 	binds := make([]vk.DescriptorKind, k.Bindings)
+	for i := range binds {
+		binds[i] = k.kind(i).vk()
+	}
 	p, err := d.dev.NewPipeline(d.cache, vk.PipelineDesc{
 		Name:     k.Name,
 		SPIRV:    k.SPIRV,
@@ -105,7 +159,7 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 // batch is submitted: when a result is read, on Sync or Flush, or when the
 // batch is full. Barriers between dependent dispatches are inserted here.
 func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, groups [3]uint32) error {
-	if len(args) != k.Bindings {
+	if len(args) != k.Bindings || (k.Kinds != nil && len(k.Kinds) != k.Bindings) {
 		return fmt.Errorf("device: kernel %s takes %d bindings, got %d", k.Name, k.Bindings, len(args))
 	}
 	d.mu.Lock()
@@ -148,6 +202,22 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	b, err := d.stream.recording()
 	if err != nil {
 		return err
+	}
+	for i := range binds {
+		kind := k.kind(i)
+		if kind == Storage {
+			continue
+		}
+		f := kind.format()
+		tb := f.TexelBytes()
+		// A view covers whole texels; pages are padded to 16 bytes, so
+		// rounding up stays inside the allocation.
+		v, err := binds[i].Buffer.NewView(f, binds[i].Offset, (binds[i].Range+tb-1)/tb*tb)
+		if err != nil {
+			return d.fail(err)
+		}
+		binds[i].View = v
+		b.release = append(b.release, v.Destroy)
 	}
 	b.access(reads, writes)
 	if err := b.cmds.Dispatch(p, binds, push, groups); err != nil {

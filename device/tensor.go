@@ -46,16 +46,10 @@ func (t *Tensor) String() string { return fmt.Sprintf("%v%v", t.dtype, t.shape) 
 // Empty allocates a tensor whose contents are undefined until an op or
 // Write fills them.
 func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
-	if !dt.Valid() {
-		return nil, fmt.Errorf("device: invalid element type %v", dt)
-	}
-	if err := shape.Validate(); err != nil {
+	if err := tensor.CheckSize(dt, shape); err != nil {
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	n := uint64(shape.NumElements())
-	if n > 1<<62/uint64(dt.Size()) {
-		return nil, fmt.Errorf("device: %v%v is too large", dt, shape)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -252,6 +246,17 @@ func (t *Tensor) Free() {
 		return
 	}
 	d.stream.later(func() { d.releasePages(pages) })
+}
+
+// Err reports why the tensor cannot be used: nil, freed, or its device
+// closed or lost. Ops check their operands with it before planning.
+func (t *Tensor) Err() error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	t.d.mu.Lock()
+	defer t.d.mu.Unlock()
+	return t.usable()
 }
 
 func (t *Tensor) check() error {

@@ -62,6 +62,14 @@ func New(dt DType, shape Shape) (*Host, error) {
 	return &Host{DType: dt, Shape: shape.Clone(), Data: make([]byte, n*dt.Size())}, nil
 }
 
+// CheckSize reports an invalid element type or shape, or one whose data
+// would be too large to address (more than 2^48 bytes): the checks New
+// makes before allocating.
+func CheckSize(dt DType, shape Shape) error {
+	_, err := checkNew(dt, shape)
+	return err
+}
+
 func checkNew(dt DType, shape Shape) (int, error) {
 	if !dt.Valid() {
 		return 0, fmt.Errorf("invalid element type %v", dt)

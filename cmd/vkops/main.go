@@ -31,8 +31,10 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"info":  {runInfo, "list Vulkan devices and the one vkops would choose"},
-	"bench": {runBench, "measure ops and transfers on the device"},
+	"info":       {runInfo, "list Vulkan devices and the one vkops would choose"},
+	"bench":      {runBench, "measure ops and transfers on the device"},
+	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes"},
+	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes"},
 }
 
 // env is what every subcommand shares.
