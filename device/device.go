@@ -31,6 +31,13 @@ var ErrOutOfMemory = errors.New("out of device memory")
 // ErrClosed reports use of a closed Device or a freed Tensor.
 var ErrClosed = errors.New("device closed")
 
+// ErrNoSuchDevice reports that Options.Device (or $VKOPS_DEVICE) names no
+// device that exists.
+var ErrNoSuchDevice = errors.New("no such device")
+
+// ErrFreed reports use of a tensor after Free.
+var ErrFreed = errors.New("use after Free")
+
 // ErrDeviceLost reports that the driver lost the device
 // (VK_ERROR_DEVICE_LOST); the Device is unusable from then on.
 var ErrDeviceLost = errors.New("device lost")
@@ -100,7 +107,7 @@ func choose(infos []*Info, want string) (int, error) {
 	if want != "" {
 		if i, err := strconv.Atoi(want); err == nil {
 			if i < 0 || i >= len(infos) {
-				return -1, fmt.Errorf("device %d does not exist (have 0..%d)", i, len(infos)-1)
+				return -1, fmt.Errorf("%w: index %d (have 0..%d)", ErrNoSuchDevice, i, len(infos)-1)
 			}
 			return i, nil
 		}
@@ -109,7 +116,7 @@ func choose(infos []*Info, want string) (int, error) {
 				return i, nil
 			}
 		}
-		return -1, fmt.Errorf("no device name contains %q", want)
+		return -1, fmt.Errorf("%w: no device name contains %q", ErrNoSuchDevice, want)
 	}
 	best := 0
 	for i, info := range infos {

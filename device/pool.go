@@ -38,10 +38,11 @@ type pool struct {
 	large     map[uint64][]*vk.Buffer
 	cached    uint64
 	cacheFIFO []*vk.Buffer
+	live      map[*vk.Buffer]bool // dedicated buffers handed out, for destroy
 }
 
 func newPool(dev *vk.Device) *pool {
-	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}}
+	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}, live: map[*vk.Buffer]bool{}}
 	for _, h := range dev.Info.Heaps {
 		if h.DeviceLocal {
 			p.heapLimit = max(p.heapLimit, h.Size)
@@ -84,12 +85,14 @@ func (p *pool) get(n uint64) (span, error) {
 		p.cached -= size
 		p.unfifo(b)
 		p.inUse += size
+		p.live[b] = true
 		return span{buf: b, size: size, class: -1}, nil
 	}
 	b, err := p.newBuffer(size)
 	if err != nil {
 		return span{}, err
 	}
+	p.live[b] = true
 	return span{buf: b, size: size, class: -1}, nil
 }
 
@@ -139,6 +142,7 @@ func (p *pool) put(s span) {
 		return
 	}
 	p.inUse -= s.size
+	delete(p.live, s.buf)
 	p.large[s.size] = append(p.large[s.size], s.buf)
 	p.cached += s.size
 	p.cacheFIFO = append(p.cacheFIFO, s.buf)
@@ -173,9 +177,14 @@ func (p *pool) unfifo(b *vk.Buffer) {
 	}
 }
 
-// destroy frees every buffer; nothing may be in use.
+// destroy frees every buffer, those of tensors never freed too; the
+// device must be idle.
 func (p *pool) destroy() {
 	p.trim(0)
+	for b := range p.live {
+		b.Destroy()
+	}
+	p.live = nil
 	for _, b := range p.slabs {
 		b.Destroy()
 	}

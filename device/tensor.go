@@ -269,7 +269,7 @@ func (t *Tensor) check() error {
 // usable reports why the tensor cannot be used; d.mu must be held.
 func (t *Tensor) usable() error {
 	if t.freed {
-		return fmt.Errorf("device: %v: use after Free", t)
+		return fmt.Errorf("device: %v: %w", t, ErrFreed)
 	}
 	return t.d.usable()
 }

@@ -19,8 +19,8 @@ func runInfo(e *env, args []string) error {
 		return badInput("info: unexpected argument %q", pos[0])
 	}
 	infos, chosen, err := device.Devices(device.Options{Device: e.device})
-	if err != nil && !errors.Is(err, device.ErrNoDevice) && len(infos) > 0 {
-		return badInput("%v", err) // the devices are there but --device names none of them
+	if errors.Is(err, device.ErrNoSuchDevice) {
+		return &inputError{err}
 	}
 	if err != nil {
 		return err

@@ -35,6 +35,8 @@ var commands = map[string]command{
 	"bench":      {runBench, "measure ops and transfers on the device"},
 	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes"},
 	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes"},
+	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)"},
+	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)"},
 }
 
 // env is what every subcommand shares.
@@ -44,9 +46,13 @@ type env struct {
 	stderr io.Writer
 }
 
-// open opens the chosen device.
+// open opens the chosen device; a --device that names none is bad input.
 func (e *env) open() (*device.Device, error) {
-	return device.Open(device.Options{Device: e.device})
+	d, err := device.Open(device.Options{Device: e.device})
+	if errors.Is(err, device.ErrNoSuchDevice) {
+		return nil, &inputError{err}
+	}
+	return d, err
 }
 
 // inputError is bad input: exit status 2.

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"strconv"
+	"strings"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/npy"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// reduceOp is ops.ReduceLogicalOr or ops.ReduceLogicalAnd.
+type reduceOp func(*device.Tensor, []int, ...ops.ReduceOption) (*device.Tensor, error)
+
+// runReduceOr is `vkops reduce-or DATA --axes 2,3 [--keep-dims] -o OUT`.
+func runReduceOr(e *env, args []string) error {
+	return runReduce(e, "reduce-or", ops.ReduceLogicalOr, args)
+}
+
+// runReduceAnd is `vkops reduce-and DATA --axes 2,3 [--keep-dims] -o OUT`.
+func runReduceAnd(e *env, args []string) error {
+	return runReduce(e, "reduce-and", ops.ReduceLogicalAnd, args)
+}
+
+// runReduce reads a bool .npy file, reduces it on the device and writes
+// the result. Nothing is written unless the whole op succeeds.
+func runReduce(e *env, name string, op reduceOp, args []string) error {
+	fs := newFlags(e, name, name+" DATA --axes A[,B...] [--keep-dims] -o OUT",
+		"vkops "+name+" data.npy --axes 2,3 --keep-dims -o out.npy")
+	axesArg := fs.String("axes", "", "comma-separated axes to reduce, negative ones counting from the end; '' reduces none (a copy)")
+	keepDims := fs.Bool("keep-dims", false, "keep each reduced dimension, with size 1")
+	outPath := fs.String("o", "", "the output .npy file")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	axesSet := false
+	fs.Visit(func(f *flag.Flag) { axesSet = axesSet || f.Name == "axes" })
+	switch {
+	case len(pos) != 1:
+		return badInput("%s: want one DATA file, got %d arguments", name, len(pos))
+	case !axesSet:
+		return badInput("%s: --axes is required (--axes '' reduces no axis)", name)
+	case *outPath == "":
+		return badInput("%s: -o OUT is required", name)
+	}
+	axes, err := parseAxes(*axesArg)
+	if err != nil {
+		return badInput("%s: --axes %q: %v", name, *axesArg, err)
+	}
+	h, err := npy.ReadFile(pos[0])
+	if err != nil {
+		return badInput("%s: %v", name, err)
+	}
+	if h.DType != tensor.Bool {
+		return badInput("%s: %s: data must be bool, got %v", name, pos[0], h.DType)
+	}
+
+	d, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	x, err := d.Upload(h)
+	if err != nil {
+		return err
+	}
+	y, err := op(x, axes, ops.KeepDims(*keepDims))
+	if errors.Is(err, ops.ErrInvalid) {
+		return badInput("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	res, err := y.Download()
+	if err != nil {
+		return err
+	}
+	if err := npy.WriteFile(*outPath, res); err != nil {
+		return badInput("%s: %v", name, err)
+	}
+	return nil
+}
+
+// parseAxes parses "2,-1": integers separated by commas, spaces allowed;
+// "" is no axes.
+func parseAxes(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var axes []int
+	for _, f := range strings.Split(s, ",") {
+		a, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, errors.New("want integers separated by commas")
+		}
+		axes = append(axes, a)
+	}
+	return axes, nil
+}

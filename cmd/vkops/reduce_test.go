@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/npy"
+	"github.com/vkops/vkops/tensor"
+)
+
+// writeNpy writes h to name in dir and returns the path.
+func writeNpy(t *testing.T, dir, name string, h *tensor.Host) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := npy.WriteFile(p, h); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReduceCommands(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := tensor.New(tensor.Bool, tensor.Shape{2, 3, 4})
+	for i := range data.Data {
+		data.Data[i] = byte(i % 5 % 2)
+	}
+	in := writeNpy(t, dir, "data.npy", data)
+	out := filepath.Join(dir, "out.npy")
+	for _, c := range []struct {
+		args []string
+		and  bool
+		axes []int
+		keep bool
+	}{
+		{[]string{"reduce-or", in, "--axes", "2,-3", "-o", out}, false, []int{2, -3}, false},
+		{[]string{"reduce-or", "--axes=1", "--keep-dims", "-o", out, in}, false, []int{1}, true},
+		{[]string{"reduce-and", in, "--axes", " 0 , 1,2 ", "-o", out}, true, []int{0, 1, 2}, false},
+		{[]string{"reduce-and", in, "--axes", "", "-o", out, "--keep-dims"}, true, nil, true},
+		{[]string{"reduce-or", in, "--axes=", "-o", out}, false, nil, false},
+	} {
+		stdout, stderr, code := vkops(t, nil, c.args...)
+		if code == 1 && os.Getenv("CI") == "" && strings.Contains(stderr, "no Vulkan") {
+			t.Skip("SKIP: no Vulkan device here (CI never skips)")
+		}
+		if code != 0 || stdout != "" || stderr != "" {
+			t.Fatalf("vkops %q: exit %d, stdout %q, stderr %q", c.args, code, stdout, stderr)
+		}
+		got, err := npy.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := cpuref.ReduceLogicalOr
+		if c.and {
+			ref = cpuref.ReduceLogicalAnd
+		}
+		want, err := ref(data, c.axes, c.keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DType != tensor.Bool || !got.Shape.Equal(want.Shape) || string(got.Data) != string(want.Data) {
+			t.Errorf("vkops %q: got %v%v %v, want bool%v %v", c.args, got.DType, got.Shape, got.Data, want.Shape, want.Data)
+		}
+		if err := os.Remove(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Bad input is one line and exit 2, a missing device exit 1; neither
+// leaves an output file.
+func TestReduceCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	bools, _ := tensor.New(tensor.Bool, tensor.Shape{2, 3})
+	ints, _ := tensor.New(tensor.I8, tensor.Shape{2, 3})
+	in := writeNpy(t, dir, "data.npy", bools)
+	i8 := writeNpy(t, dir, "i8.npy", ints)
+	junk := filepath.Join(dir, "junk.npy")
+	if err := os.WriteFile(junk, []byte("not numpy"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.npy")
+	noDevice := []string{"VK_ICD_FILENAMES=/nonexistent.json", "VK_DRIVER_FILES=/nonexistent.json"}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, []string{"reduce-or", in, "--axes", "5", "-o", out}, 2,
+			"vkops: reduce_logical_or: axis 5 is out of range for rank 2 (want -2..1)"},
+		{nil, []string{"reduce-and", in, "--axes", "1,-1", "-o", out}, 2,
+			"vkops: reduce_logical_and: axis -1 repeats axis 1 (after normalising)"},
+		{nil, []string{"reduce-or", i8, "--axes", "0", "-o", out}, 2,
+			"vkops: reduce-or: " + i8 + ": data must be bool, got i8"},
+		{nil, []string{"reduce-or", junk, "--axes", "0", "-o", out}, 2, "vkops: reduce-or: npy: not a .npy file"},
+		{nil, []string{"reduce-or", filepath.Join(dir, "missing.npy"), "--axes", "0", "-o", out}, 2, "vkops: reduce-or: npy: open"},
+		{nil, []string{"reduce-or", in, "-o", out}, 2, "vkops: reduce-or: --axes is required"},
+		{nil, []string{"reduce-or", in, "--axes", "0"}, 2, "vkops: reduce-or: -o OUT is required"},
+		{nil, []string{"reduce-or", in, "--axes", "0,x", "-o", out}, 2, "vkops: reduce-or: --axes \"0,x\": want integers"},
+		{nil, []string{"reduce-and", in, in, "--axes", "0", "-o", out}, 2, "vkops: reduce-and: want one DATA file, got 2"},
+		{nil, []string{"reduce-or", in, "--axis", "0", "-o", out}, 2, "vkops: reduce-or: flag provided but not defined"},
+		{nil, []string{"reduce-or", in, "--axes", "0", "-o", filepath.Join(dir, "no", "such", "dir.npy")}, 2, "vkops: reduce-or: npy:"},
+		{noDevice, []string{"reduce-or", in, "--axes", "0", "-o", out}, 1, "vkops: "},
+	} {
+		// A flag error also prints the usage, as for every command.
+		stdout, stderr, code := vkops(t, c.env, c.args...)
+		if code != c.code || (stdout != "" && !strings.HasPrefix(stdout, "usage: ")) ||
+			!strings.HasPrefix(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("vkops %q: exit %d, stdout %q, stderr %q; want exit %d and one line starting %q",
+				c.args, code, stdout, stderr, c.code, c.msg)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("vkops %q left %s behind", c.args, out)
+		}
+	}
+	stdout, _, code := vkops(t, nil, "reduce-and", "--help")
+	if code != 0 || !strings.Contains(stdout, "--keep-dims") || !strings.Contains(stdout, "example:") {
+		t.Errorf("reduce-and --help: exit %d, %q", code, stdout)
+	}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/npy"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// runSelect is `vkops select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]`.
+func runSelect(e *env, args []string) error {
+	const name = "select"
+	fs := newFlags(e, name, "select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]",
+		"vkops select mask.npy a.npy b.npy -o out.npy --broadcast pdpd")
+	mode := fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
+	outPath := fs.String("o", "", "the output .npy file")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 3:
+		return badInput("%s: want COND THEN ELSE files, got %d arguments", name, len(pos))
+	case *outPath == "":
+		return badInput("%s: -o OUT is required", name)
+	}
+	var b ops.Broadcast
+	switch *mode {
+	case "numpy":
+		b = ops.BroadcastNumpy
+	case "none":
+		b = ops.BroadcastNone
+	case "pdpd":
+		b = ops.BroadcastPDPD
+	default:
+		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	}
+	var hosts [3]*tensor.Host
+	for i, p := range pos {
+		if hosts[i], err = npy.ReadFile(p); err != nil {
+			return badInput("%s: %v", name, err)
+		}
+	}
+
+	d, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var ts [3]*device.Tensor
+	for i, h := range hosts {
+		if ts[i], err = d.Upload(h); err != nil {
+			return err
+		}
+		defer ts[i].Free()
+	}
+	y, err := ops.Select(ts[0], ts[1], ts[2], ops.WithBroadcast(b))
+	if err != nil {
+		return opError(err)
+	}
+	defer y.Free()
+	return download(name, y, *outPath, false)
+}
+
+// runWhere is `vkops where COND INPUT OTHER -o OUT [--dtype T]`.
+func runWhere(e *env, args []string) error {
+	const name = "where"
+	fs := newFlags(e, name, "where COND INPUT OTHER -o OUT [--dtype T]",
+		"vkops where mask.npy x.npy 0 -o out.npy")
+	dtArg := fs.String("dtype", "", "element type of INPUT and OTHER when both are numbers (default f32); "+
+		"bf16 rounds float32 files to bfloat16 and writes float32 holding the bfloat16 values")
+	outPath := fs.String("o", "", "the output .npy file")
+	pos, err := parseNumberArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 3:
+		return badInput("%s: want COND INPUT OTHER (INPUT and OTHER: .npy files or numbers), got %d arguments", name, len(pos))
+	case *outPath == "":
+		return badInput("%s: -o OUT is required", name)
+	}
+	dt := tensor.Invalid
+	if *dtArg != "" {
+		if dt, err = tensor.ParseDType(*dtArg); err != nil {
+			return badInput("%s: --dtype: %v", name, err)
+		}
+	}
+	cond, err := npy.ReadFile(pos[0])
+	if err != nil {
+		return badInput("%s: %v", name, err)
+	}
+	// INPUT and OTHER: a number literal, else a file, then rounded for bf16.
+	var operands [2]any
+	for i, arg := range pos[1:] {
+		if v, ok := parseNumber(arg); ok {
+			operands[i] = v
+			continue
+		}
+		h, err := npy.ReadFile(arg)
+		if err != nil {
+			return badInput("%s: %v", name, err)
+		}
+		switch {
+		case dt == tensor.BF16 && h.DType != tensor.F32:
+			return badInput("%s: --dtype bf16 takes float32 files, %s is %v", name, arg, h.DType)
+		case dt == tensor.BF16:
+			h = toBF16(h)
+		case dt != tensor.Invalid && h.DType != dt:
+			return badInput("%s: --dtype %v, but %s is %v", name, dt, arg, h.DType)
+		}
+		operands[i] = h
+	}
+	// Numbers beside a tensor take its type; two numbers take --dtype.
+	_, aTensor := operands[0].(*tensor.Host)
+	_, bTensor := operands[1].(*tensor.Host)
+	if !aTensor && !bTensor {
+		if dt == tensor.Invalid {
+			dt = tensor.F32
+		}
+		operands[0], operands[1] = ops.Scalar(operands[0], dt), ops.Scalar(operands[1], dt)
+	}
+
+	d, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	c, err := d.Upload(cond)
+	if err != nil {
+		return err
+	}
+	defer c.Free()
+	for i, o := range operands {
+		if h, ok := o.(*tensor.Host); ok {
+			t, err := d.Upload(h)
+			if err != nil {
+				return err
+			}
+			defer t.Free()
+			operands[i] = t
+		}
+	}
+	y, err := ops.Where(c, operands[0], operands[1])
+	if err != nil {
+		return opError(err)
+	}
+	defer y.Free()
+	return download(name, y, *outPath, dt == tensor.BF16)
+}
+
+// parseNumberArgs is parseFlags for a command whose arguments may be
+// negative numbers, which the flag package would take for flags: each
+// one, unless it is a flag's value, is an argument.
+func parseNumberArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	start := 0
+	for i := 0; i <= len(args); i++ {
+		if i < len(args) {
+			_, isNumber := parseNumber(args[i])
+			if !isNumber || !strings.HasPrefix(args[i], "-") || (i > 0 && takesValue(fs, args[i-1])) {
+				continue
+			}
+		}
+		p, err := parseFlags(fs, args[start:i])
+		if err != nil {
+			return nil, err
+		}
+		pos = append(pos, p...)
+		if i < len(args) {
+			pos = append(pos, args[i])
+		}
+		start = i + 1
+	}
+	return pos, nil
+}
+
+// takesValue reports whether arg is a flag of fs that takes the next
+// argument as its value ("-o", not "-o=x" nor a bool flag).
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	name := strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
+	if name == arg || strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
+}
+
+// parseNumber reads a number literal: an integer (decimal, 0x, 0o, 0b) or
+// a float, "nan" and "inf" included. Integers stay integers, so that
+// large ones convert exactly.
+func parseNumber(s string) (any, bool) {
+	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return i, true
+	}
+	if u, err := strconv.ParseUint(s, 0, 64); err == nil {
+		return u, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, true
+	}
+	return nil, false
+}
+
+// toBF16 rounds a float32 tensor to bfloat16, to nearest even.
+func toBF16(h *tensor.Host) *tensor.Host {
+	out := &tensor.Host{DType: tensor.BF16, Shape: h.Shape, Data: make([]byte, len(h.Data)/2)}
+	for i := range h.Len() {
+		b := h.Data[4*i : 4*i+4]
+		v := tensor.BF16FromFloat32(math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
+		out.Data[2*i], out.Data[2*i+1] = byte(v), byte(v>>8)
+	}
+	return out
+}
+
+// fromBF16 widens a bfloat16 tensor to float32, exactly.
+func fromBF16(h *tensor.Host) *tensor.Host {
+	out := &tensor.Host{DType: tensor.F32, Shape: h.Shape, Data: make([]byte, 2*len(h.Data))}
+	for i := range h.Len() {
+		out.Data[4*i+2], out.Data[4*i+3] = h.Data[2*i], h.Data[2*i+1]
+	}
+	return out
+}
+
+// opError makes an op's rejection of its inputs bad input (exit status 2);
+// any other error is the device's (1).
+func opError(err error) error {
+	if errors.Is(err, ops.ErrInvalid) {
+		return badInput("%v", err)
+	}
+	return err
+}
+
+// download writes the result to path, as float32 when it is bfloat16 and
+// widen is set; npy.WriteFile leaves no partial file behind.
+func download(name string, y *device.Tensor, path string, widen bool) error {
+	h, err := y.Download()
+	if err != nil {
+		return err
+	}
+	if widen {
+		h = fromBF16(h)
+	}
+	if err := npy.WriteFile(path, h); err != nil {
+		return badInput("%s: %v", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,330 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/vkops/vkops/tensor"
+)
+
+// A reduction is planned in three steps, all on the host and all before
+// anything is dispatched:
+//
+//  1. The axes are normalised and the shape collapsed: dimensions of size
+//     1 are dropped and neighbours of the same kind merged, leaving
+//     alternating kept and reduced dimensions.
+//  2. Passes: each pass views its input as [B, R, C] bytes and reduces R,
+//     the largest reduced dimension left, into [B, C]; a pass with C = 1
+//     reduces contiguous rows (reduce_inner.comp), any other reduces
+//     across rows (reduce_outer.comp). Taking the largest first makes the
+//     first pass, which reads everything, shrink the data the most; the
+//     passes after it read a fraction. A single reduced dimension, the
+//     usual case, is a single pass.
+//  3. Pieces: each pass is cut into boxes of [B, R, C] whose input and
+//     output bytes each lie in one page, since a binding covers one page.
+//     Each piece is one dispatch.
+
+// reduceTuning sets how work is spread over invocations. Tests change it
+// to reach the split paths with small tensors.
+var reduceTuning = reduceTune{
+	groupSize: 64,
+	// Enough invocations to keep every lavapipe thread and a small GPU busy.
+	target: 4096,
+	// lavapipe pays about a microsecond per workgroup: below some KiB per
+	// invocation the workgroups cost more than the reading.
+	minWork: 4096,
+	// Its streaming reductions ran best with 16 KiB and more per
+	// invocation, so rows are cut no shorter.
+	minChunk: 16 << 10,
+}
+
+// reduceTune is how a reduction spreads its work; see reduceTuning.
+type reduceTune struct {
+	groupSize uint64 // invocations per workgroup
+	target    uint64 // invocations worth splitting rows or columns for
+	minWork   uint64 // fewest bytes an invocation should read
+	minChunk  uint64 // fewest bytes of a row an inner invocation reads
+}
+
+// reducedAxes normalises axes for a tensor of the given rank and returns
+// which dimensions are reduced, with the messages of cpuref.
+func reducedAxes(op string, rank int, axes []int) ([]bool, error) {
+	reduced := make([]bool, rank)
+	first := make([]int, rank) // the axis as given that named each dimension
+	for _, a := range axes {
+		d := a
+		if d < 0 {
+			d += rank
+		}
+		if d < 0 || d >= rank {
+			if rank == 0 {
+				return nil, invalidf("%s: axis %d is out of range for rank 0 (a 0-D tensor has no axes)", op, a)
+			}
+			return nil, invalidf("%s: axis %d is out of range for rank %d (want %d..%d)", op, a, rank, -rank, rank-1)
+		}
+		if reduced[d] {
+			return nil, invalidf("%s: axis %d repeats axis %d (after normalising)", op, a, first[d])
+		}
+		reduced[d], first[d] = true, a
+	}
+	return reduced, nil
+}
+
+// reduceMaxOutput is the most elements an output may have: tensor.New's
+// limit, which gives cpuref its "too many to address" error.
+const reduceMaxOutput = 1 << 48
+
+// reduceOutputShape returns the output shape (reduced dimensions kept as
+// 1 or dropped) and checks it as cpuref does.
+func reduceOutputShape(op string, shape tensor.Shape, reduced []bool, keepDims bool) (tensor.Shape, error) {
+	kept := shape.Clone()
+	dropped := tensor.Shape{}
+	for d, r := range reduced {
+		if r {
+			kept[d] = 1
+		} else {
+			dropped = append(dropped, shape[d])
+		}
+	}
+	// Reducing a zero-size dimension makes the output larger than data:
+	// [0 n] gives [1 n], which may be too large to hold.
+	if err := kept.Validate(); err != nil {
+		return nil, invalidf("%s: output: %v", op, err)
+	}
+	if n := kept.NumElements(); n > reduceMaxOutput {
+		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, kept, tensor.Bool, n)
+	}
+	if keepDims {
+		return kept, nil
+	}
+	return dropped, nil
+}
+
+// reduceDim is one dimension of a collapsed shape.
+type reduceDim struct {
+	n       uint64
+	reduced bool
+}
+
+// reduceCollapse drops dimensions of size 1, which change no result, and
+// merges neighbours of the same kind, which are one dimension in
+// row-major order. No dimension may be 0.
+func reduceCollapse(shape tensor.Shape, reduced []bool) []reduceDim {
+	var dims []reduceDim
+	for d, n := range shape {
+		dims = reduceAppendDim(dims, reduceDim{uint64(n), reduced[d]})
+	}
+	return dims
+}
+
+// reduceAppendDim appends x to the collapsed dims, dropping or merging it.
+func reduceAppendDim(dims []reduceDim, x reduceDim) []reduceDim {
+	switch {
+	case x.n == 1:
+		return dims
+	case len(dims) > 0 && dims[len(dims)-1].reduced == x.reduced:
+		dims[len(dims)-1].n *= x.n
+		return dims
+	}
+	return append(dims, x)
+}
+
+// reducePass reduces data viewed as [b, r, c] bytes over r.
+type reducePass struct{ b, r, c uint64 }
+
+// reducePasses returns the passes that reduce the collapsed dims, largest
+// reduced dimension first. With nothing to reduce it returns one pass
+// with r = 1, which copies data as 0/1 bytes: the identity.
+func reducePasses(dims []reduceDim) []reducePass {
+	var ps []reducePass
+	for {
+		best := -1
+		for i, d := range dims {
+			// Ties go to the later dimension: an inner pass streams.
+			if d.reduced && (best < 0 || d.n >= dims[best].n) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		p := reducePass{1, dims[best].n, 1}
+		for _, d := range dims[:best] {
+			p.b *= d.n
+		}
+		for _, d := range dims[best+1:] {
+			p.c *= d.n
+		}
+		ps = append(ps, p)
+		var rest []reduceDim
+		for i, d := range dims {
+			if i != best {
+				rest = reduceAppendDim(rest, d)
+			}
+		}
+		dims = rest
+	}
+	if len(ps) == 0 {
+		n := uint64(1)
+		for _, d := range dims {
+			n *= d.n
+		}
+		ps = append(ps, reducePass{1, 1, n})
+	}
+	return ps
+}
+
+// reducePiece is the box of a pass's [B, R, C] view that one dispatch
+// covers: batches [b0, b0+nb), rows [r0, r1) and columns [c0, c1) of
+// each. A piece of several batches covers them whole.
+type reducePiece struct {
+	b0, nb, r0, r1, c0, c1 uint64
+}
+
+// inSpan returns the input bytes [lo, hi) that piece p of pass ps reads.
+func (ps reducePass) inSpan(p reducePiece) (lo, hi uint64) {
+	return (p.b0*ps.r+p.r0)*ps.c + p.c0, ((p.b0+p.nb-1)*ps.r+p.r1-1)*ps.c + p.c1
+}
+
+// outSpan returns the output bytes [lo, hi) that piece p of pass ps writes.
+func (ps reducePass) outSpan(p reducePiece) (lo, hi uint64) {
+	return p.b0*ps.c + p.c0, (p.b0+p.nb-1)*ps.c + p.c1
+}
+
+// pieces cuts pass ps into pieces whose input bytes lie in one page and
+// whose output bytes lie in one page, greedily: as many whole batches as
+// fit, else as many rows of one batch, else one row's columns page by
+// page. The pieces cover every element exactly once, in order.
+func (ps reducePass) pieces(page uint64) []reducePiece {
+	end := func(off uint64) uint64 { return (off/page + 1) * page } // the end of off's page
+	var out []reducePiece
+	for b := uint64(0); b < ps.b; b++ {
+		in0, out0 := b*ps.r*ps.c, b*ps.c
+		if k := min(ps.b-b, (end(in0)-in0)/(ps.r*ps.c), (end(out0)-out0)/ps.c); k > 0 {
+			out = append(out, reducePiece{b, k, 0, ps.r, 0, ps.c})
+			b += k - 1
+			continue
+		}
+		// Batch b spans pages. Its output spans at most a page per cut.
+		for c0 := uint64(0); c0 < ps.c; {
+			c1 := min(ps.c, end(out0+c0)-out0)
+			for r := uint64(0); r < ps.r; {
+				s := (b*ps.r+r)*ps.c + c0
+				if room, w := end(s)-s, c1-c0; room >= w {
+					k := min(ps.r-r, (room-w)/ps.c+1)
+					out = append(out, reducePiece{b, 1, r, r + k, c0, c1})
+					r += k
+					continue
+				}
+				// This row's columns cross a page boundary.
+				for cc := c0; cc < c1; {
+					ce := min(c1, cc+end(s+cc-c0)-(s+cc-c0))
+					out = append(out, reducePiece{b, 1, r, r + 1, cc, ce})
+					cc = ce
+				}
+				r++
+			}
+			c0 = c1
+		}
+	}
+	return out
+}
+
+// reduceClamp clamps n to what a 32-bit push constant holds; the kernels
+// only see clamped values where the result does not depend on them.
+func reduceClamp(n uint64) uint32 { return uint32(min(n, math.MaxUint32)) }
+
+// reduceCeil returns ceil(a / b).
+func reduceCeil(a, b uint64) uint64 { return (a + b - 1) / b }
+
+// inner reports whether the pass reduces contiguous rows.
+func (ps reducePass) inner() bool { return ps.c == 1 && ps.r > 1 }
+
+// split decides how many invocations share one output unit: chunks of
+// each row (inner) or blocks of rows (outer), from the units a dispatch
+// covers and the length to split. It returns the count and the length of
+// each part, a multiple of align.
+func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen uint64) {
+	parts = 1
+	if units < t.target && length > minPart {
+		parts = min(reduceCeil(t.target, units), reduceCeil(length, minPart))
+	}
+	partLen = reduceCeil(reduceCeil(length, parts), align) * align
+	return reduceCeil(length, partLen), partLen
+}
+
+// spread shares out the units of a dispatch, each unitWork bytes to read
+// along length: several units per invocation when one is less than
+// minWork, else one, or a part of one (see split).
+func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perInv, parts, partLen uint64) {
+	if unitWork < t.minWork {
+		return reduceCeil(t.minWork, unitWork), 1, reduceCeil(length, align) * align
+	}
+	parts, partLen = t.split(units, length, minPart, align)
+	return 1, parts, partLen
+}
+
+// innerPush returns the push constants of reduce_inner.comp for piece p
+// of pass ps, whose bindings start inSkip and outSkip bytes before the
+// data, the invocations to dispatch, and whether invocations share
+// output words.
+func (t reduceTune) innerPush(ps reducePass, p reducePiece, inSkip, outSkip uint64) (words, uint64, bool) {
+	rowLen := p.r1 - p.r0
+	first := outSkip / 4
+	nWords := reduceCeil(outSkip+p.nb, 4) - first
+	perInv, chunks, chunkBytes := t.spread(nWords, min(p.nb, 4)*rowLen, rowLen, t.minChunk, 16)
+	whole := p.r0 == 0 && p.r1 == ps.r
+	n := reduceCeil(nWords, perInv) * chunks
+	push := words{}.u32(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
+		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), reduceFlag(whole))
+	return push, n, chunks > 1 || !whole
+}
+
+// outerPush returns the push constants of reduce_outer.comp for piece p
+// of pass ps, the invocations to dispatch, and whether invocations share
+// output units.
+func (t reduceTune) outerPush(ps reducePass, p reducePiece, inSkip, outSkip uint64, vec bool) (words, uint64, bool) {
+	rows, cspan := p.r1-p.r0, p.c1-p.c0
+	var first, units, perInv, blocks, blockRows uint64
+	if vec {
+		// The kernel reads four vectors of a row side by side: plan in
+		// groups of four.
+		first = outSkip / 16
+		units = reduceCeil(outSkip+p.nb*cspan, 16) - first
+		perInv, blocks, blockRows = t.spread(reduceCeil(units, 4), 64*rows, rows, reduceCeil(t.minWork, 64), 1)
+		perInv *= 4
+	} else {
+		first = outSkip / 4
+		units = reduceCeil(outSkip+p.nb*cspan, 4) - first
+		perInv, blocks, blockRows = t.spread(units, 4*rows, rows, reduceCeil(t.minWork, 4), 1)
+	}
+	whole := p.r0 == 0 && p.r1 == ps.r
+	// The strides only matter where they stay inside one page: between
+	// the rows or batches of a piece that has several.
+	var rowStride, batchStride uint64
+	if rows > 1 {
+		rowStride = ps.c
+	}
+	if p.nb > 1 {
+		batchStride = ps.r * ps.c
+	}
+	n := reduceCeil(units, perInv) * blocks
+	push := words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
+		uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
+		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole))
+	return push, n, blocks > 1 || !whole
+}
+
+// vecOK reports whether piece p of pass ps may take the outer kernel's
+// vector path: every row, batch and column run, and both bindings, start
+// on 16 bytes.
+func (ps reducePass) vecOK(p reducePiece, inSkip, outSkip uint64) bool {
+	return ps.c%16 == 0 && (p.c1-p.c0)%16 == 0 && inSkip%16 == 0 && outSkip%16 == 0
+}
+
+// reduceFlag is a bool as a push or specialization constant.
+func reduceFlag(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
