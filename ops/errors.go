@@ -48,4 +48,3 @@ func checkTensor(op, name string, t *device.Tensor) error {
 	}
 	return nil
 }
-
