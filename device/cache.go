@@ -1,7 +1,9 @@
 package device
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -69,4 +71,69 @@ func (d *Device) savePipelineCache() error {
 		os.Remove(tmp.Name())
 	}
 	return nil
+}
+
+// Choices persist small decisions per device and driver beside the
+// pipeline cache: the kernel variant that measured fastest for each op
+// class, so later runs start with it.
+
+func (d *Device) choicesFile() string {
+	if d.cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(d.cacheDir, fmt.Sprintf("variants-%s-%x.json", d.info.UUID, d.info.DriverVersion))
+}
+
+func (d *Device) loadChoices() {
+	d.choices = map[string]string{}
+	if f := d.choicesFile(); f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			_ = json.Unmarshal(b, &d.choices) // a corrupt file is an empty one
+		}
+	}
+}
+
+func (d *Device) saveChoices() {
+	f := d.choicesFile()
+	if f == "" || !d.choicesDirty {
+		return
+	}
+	b, err := json.MarshalIndent(d.choices, "", "  ")
+	if err != nil || os.MkdirAll(d.cacheDir, 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(d.cacheDir, "variants-*.tmp")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// Choice returns the value stored under key for this device and driver.
+func (d *Device) Choice(key string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.choices[key]
+	return v, ok
+}
+
+// SetChoice stores value under key; Close saves the choices beside the
+// pipeline cache.
+func (d *Device) SetChoice(key, value string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.choices[key] != value {
+		d.choices[key] = value
+		d.choicesDirty = true
+	}
+}
+
+// Choices returns a copy of every stored choice.
+func (d *Device) Choices() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.choices)
 }

@@ -145,6 +145,9 @@ type Device struct {
 	cache     *vk.PipelineCache
 	newPipes  int
 
+	choices      map[string]string
+	choicesDirty bool
+
 	validation struct {
 		sync.Mutex
 		count int
@@ -186,6 +189,7 @@ func Open(opts Options) (*Device, error) {
 	d.pool = newPool(dev)
 	d.stream.init(d)
 	d.cacheDir = cacheDir(opts.CacheDir)
+	d.loadChoices()
 	d.cache, err = d.loadPipelineCache()
 	if err != nil {
 		d.Close()
@@ -259,6 +263,7 @@ func (d *Device) Close() error {
 	if d.dev != nil {
 		_ = d.dev.WaitIdle()
 		errs = append(errs, d.savePipelineCache())
+		d.saveChoices()
 		d.stream.destroy()
 		for _, p := range d.pipelines {
 			p.Destroy()

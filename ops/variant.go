@@ -1,0 +1,188 @@
+package ops
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vkops/vkops/device"
+)
+
+// A variant is one kernel that can run a plan: the portable one, which
+// needs no optional device feature, or a faster one that needs something
+// of the device (texel-buffer formats, shaderInt64, subgroup operations).
+type variant struct {
+	name   string
+	kernel *device.Kernel
+	// needs reports whether the device has what the variant needs; nil
+	// for the portable variant.
+	needs func(d *device.Device) bool
+}
+
+func (v *variant) eligible(d *device.Device) bool { return v.needs == nil || v.needs(d) }
+
+// A family is the variants that run the same plan class of an op at one
+// element width; which is fastest depends on the driver, so the choice is
+// made by measurement, once per device and driver, and stored beside the
+// pipeline cache.
+type family struct {
+	key      string     // the choice key, e.g. "select/w4/same"
+	variants []*variant // variants[0] is the portable one
+	// measure times one representative run of v on d in nanoseconds of
+	// device time.
+	measure func(d *device.Device, v *variant) (float64, error)
+}
+
+var registry struct {
+	sync.Mutex
+	families []*family
+	// choosing serialises first-use measurements, so two goroutines do
+	// not time the same family at once on a shared device.
+	choosing sync.Mutex
+}
+
+// register adds f to the families that Tune and Variants know.
+func register(f *family) *family {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.families = append(registry.families, f)
+	return f
+}
+
+// forced returns the variant name that $VKOPS_VARIANT forces, if any:
+// for tests and for reproducing a bug on one variant.
+func forced() string { return strings.TrimSpace(os.Getenv("VKOPS_VARIANT")) }
+
+// pick returns the variant to run on d: the forced one, else the stored
+// choice, else the fastest eligible one, measured now and stored.
+func (f *family) pick(d *device.Device) (*variant, error) {
+	if name := forced(); name != "" {
+		for _, v := range f.variants {
+			if v.name == name {
+				if !v.eligible(d) {
+					return nil, fmt.Errorf("%s: VKOPS_VARIANT=%s: the variant needs a feature %s lacks", f.key, name, d)
+				}
+				return v, nil
+			}
+		}
+		return f.variants[0], nil // the family has no such variant: the portable one runs
+	}
+	if v := f.stored(d); v != nil {
+		return v, nil
+	}
+	registry.choosing.Lock()
+	defer registry.choosing.Unlock()
+	if v := f.stored(d); v != nil { // measured while we waited
+		return v, nil
+	}
+	best, _, err := f.tune(d)
+	return best, err
+}
+
+func (f *family) stored(d *device.Device) *variant {
+	name, ok := d.Choice(f.key)
+	if !ok {
+		return nil
+	}
+	for _, v := range f.variants {
+		if v.name == name && v.eligible(d) {
+			return v
+		}
+	}
+	return nil
+}
+
+// tune measures every eligible variant, stores the fastest as the choice
+// and returns it with the times measured (0 for variants not eligible).
+// A variant that fails to run is never chosen.
+func (f *family) tune(d *device.Device) (*variant, []float64, error) {
+	times := make([]float64, len(f.variants))
+	var eligible []int
+	for i, v := range f.variants {
+		if v.eligible(d) {
+			eligible = append(eligible, i)
+		}
+	}
+	best := 0
+	if len(eligible) > 1 {
+		for _, i := range eligible {
+			ns, err := f.measure(d, f.variants[i])
+			if err != nil {
+				if i == 0 {
+					return nil, nil, fmt.Errorf("%s: measuring the portable variant: %w", f.key, err)
+				}
+				continue
+			}
+			times[i] = ns
+			if times[best] == 0 || ns < times[best] {
+				best = i
+			}
+		}
+	}
+	d.SetChoice(f.key, f.variants[best].name)
+	return f.variants[best], times, nil
+}
+
+// VariantInfo describes the variants of one family on a device.
+type VariantInfo struct {
+	Family   string   `json:"family"`
+	Variants []string `json:"variants"` // every variant the family has
+	Eligible []string `json:"eligible"` // those the device can run
+	Chosen   string   `json:"chosen"`   // the stored choice; "" when not measured yet
+	// TimesNS are the device times measured by Tune, by variant; absent
+	// from Variants.
+	TimesNS []float64 `json:"times_ns,omitempty"`
+}
+
+func (f *family) info(d *device.Device) VariantInfo {
+	vi := VariantInfo{Family: f.key}
+	for _, v := range f.variants {
+		vi.Variants = append(vi.Variants, v.name)
+		if v.eligible(d) {
+			vi.Eligible = append(vi.Eligible, v.name)
+		}
+	}
+	if v := f.stored(d); v != nil {
+		vi.Chosen = v.name
+	}
+	return vi
+}
+
+func families() []*family {
+	registry.Lock()
+	defer registry.Unlock()
+	fs := slices.Clone(registry.families)
+	slices.SortFunc(fs, func(a, b *family) int { return strings.Compare(a.key, b.key) })
+	return fs
+}
+
+// Variants lists every kernel family of every op, its variants, those d
+// can run and the one chosen for d so far.
+func Variants(d *device.Device) []VariantInfo {
+	var out []VariantInfo
+	for _, f := range families() {
+		out = append(out, f.info(d))
+	}
+	return out
+}
+
+// Tune measures every eligible variant of every family on d, stores the
+// fastest of each beside the pipeline cache (saved when d is closed), and
+// reports what it measured.
+func Tune(d *device.Device) ([]VariantInfo, error) {
+	registry.choosing.Lock()
+	defer registry.choosing.Unlock()
+	var out []VariantInfo
+	for _, f := range families() {
+		_, times, err := f.tune(d)
+		if err != nil {
+			return out, err
+		}
+		vi := f.info(d)
+		vi.TimesNS = times
+		out = append(out, vi)
+	}
+	return out, nil
+}
