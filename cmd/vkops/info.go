@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
 )
 
 func runInfo(e *env, args []string) error {
@@ -25,11 +26,18 @@ func runInfo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The kernel variants chosen so far for the chosen device.
+	var variants []ops.VariantInfo
+	if d, err := e.open(); err == nil {
+		variants = ops.Variants(d)
+		d.Close()
+	}
 	if *asJSON {
 		out := struct {
-			Chosen  int            `json:"chosen"`
-			Devices []*device.Info `json:"devices"`
-		}{chosen, infos}
+			Chosen   int               `json:"chosen"`
+			Devices  []*device.Info    `json:"devices"`
+			Variants []ops.VariantInfo `json:"variants"`
+		}{chosen, infos, variants}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
@@ -41,6 +49,10 @@ func runInfo(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "device %d%s\n", i, mark)
 		device.WriteInfo(e.stdout, info)
+	}
+	if len(variants) > 0 {
+		fmt.Fprintf(e.stdout, "kernel variants of device %d:\n", chosen)
+		writeVariants(e, variants)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@
 //	vkops [--device D] reduce-or DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] reduce-and DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] bench [flags]
+//	vkops [--device D] tune [--json]
 //
 // Errors are one line on stderr beginning "vkops:"; the exit status is 2
 // for bad input (files, shapes, types, flags) and 1 for a device failure.
@@ -35,6 +36,7 @@ var commands = map[string]command{
 	"bench":      {runBench, "measure ops and transfers on the device"},
 	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes"},
 	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes"},
+	"tune":       {runTune, "measure every kernel variant and keep the fastest for this device"},
 	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)"},
 	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)"},
 }
