@@ -159,8 +159,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+			if errors.Is(err, flag.ErrHelp) { // fs.Parse printed the usage
 				return nil, err
 			}
 			return nil, badInput("%s: %v", fs.Name(), err)

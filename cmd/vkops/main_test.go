@@ -104,7 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	out, _, code := vkops(t, nil, "info", "--help")
-	if code != 0 || !strings.Contains(out, "example:") {
+	if code != 0 || !strings.Contains(out, "example:") || strings.Count(out, "usage:") != 1 {
 		t.Errorf("info --help: exit %d, %q", code, out)
 	}
 }
