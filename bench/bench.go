@@ -1,10 +1,13 @@
 // Package bench measures vkops on a device: each Case is timed after a
 // warm-up, by GPU timestamps where the work runs on the device and by the
 // wall clock always, and reported as the median and spread of its runs
-// with the bandwidth it reached.
+// with the bandwidth it reached, beside the device's own copy bandwidth
+// on the same bytes and, on request, beside cpuref on the same data.
 package bench
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -27,6 +30,10 @@ type Case struct {
 	// HostOnly marks cases whose work is host copies (uploads and
 	// downloads on unified memory): they have no GPU time.
 	HostOnly bool
+
+	// check, for the op cases, runs the op once on d and once with
+	// cpuref on the same data, returning both results and cpuref's time.
+	check func(d *device.Device) (got, want *tensor.Host, refMS float64, err error)
 }
 
 // Name identifies the case: "select/same/f32[16777216]".
@@ -38,10 +45,16 @@ func (c *Case) Name() string {
 	return fmt.Sprintf("%s/%s/%v%v", c.Op, p, c.DType, c.Shape)
 }
 
+// HasRef reports whether Compare can check the case against cpuref.
+func (c *Case) HasRef() bool { return c.check != nil }
+
 // Options configure Run.
 type Options struct {
 	Warmup int // runs before timing; default 2
 	Runs   int // timed runs; default 7
+	// Compare also checks each case that has a cpuref form (HasRef)
+	// against cpuref on the same data, and times cpuref.
+	Compare bool
 }
 
 // Result is what Run measured. Times are in milliseconds per run.
@@ -53,13 +66,25 @@ type Result struct {
 	Bytes   uint64 `json:"bytes"`
 	Device  string `json:"device"`
 
-	MedianMS float64 `json:"median_ms"` // GPU time where there is one, else wall time
-	SpreadMS float64 `json:"spread_ms"` // max - min of the timed runs
-	WallMS   float64 `json:"wall_median_ms"`
-	GBps     float64 `json:"gbps"` // Bytes / MedianMS
-	// FractionOfCopy is GBps over the device's own copy bandwidth, when
-	// the caller measured one.
-	FractionOfCopy float64 `json:"fraction_of_copy,omitempty"`
+	MedianMS     float64 `json:"median_ms"` // GPU time where there is one, else wall time
+	SpreadMS     float64 `json:"spread_ms"` // max - min of the timed runs
+	WallMS       float64 `json:"wall_median_ms"`
+	WallSpreadMS float64 `json:"wall_spread_ms"`
+	GBps         float64 `json:"gbps"` // Bytes / MedianMS
+	// CopyGBps is the device's own copy bandwidth on the same bytes and
+	// FractionOfCopy is GBps over it, when the caller measured one (a
+	// Runner does); both are 0 otherwise.
+	CopyGBps       float64 `json:"copy_gbps"`
+	FractionOfCopy float64 `json:"fraction_of_copy"`
+
+	// With Options.Compare, for a case that has a cpuref form: cpuref's
+	// time on the host, its ratio to this case's wall time, and whether
+	// the results agreed bit for bit (Mismatch says where they first
+	// differ when they do not).
+	CPURefMS float64 `json:"cpuref_ms,omitempty"`
+	Speedup  float64 `json:"speedup,omitempty"`
+	Agree    *bool   `json:"agree,omitempty"`
+	Mismatch string  `json:"mismatch,omitempty"`
 }
 
 // Run measures c on d.
@@ -101,12 +126,131 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	if c.HostOnly {
 		times = wall
 	}
-	res.MedianMS, res.SpreadMS = median(times), slices.Max(times)-slices.Min(times)
-	res.WallMS = median(wall)
+	res.MedianMS, res.SpreadMS = median(times), spread(times)
+	res.WallMS, res.WallSpreadMS = median(wall), spread(wall)
 	if res.MedianMS > 0 {
 		res.GBps = float64(c.Bytes) / res.MedianMS / 1e6
 	}
+	if opts.Compare && c.HasRef() {
+		ref, err := Compare(d, c)
+		if err != nil {
+			return res, err
+		}
+		res.CPURefMS, res.Agree, res.Mismatch = ref.CPURefMS, &ref.Agree, ref.Mismatch
+		if res.WallMS > 0 {
+			res.Speedup = ref.CPURefMS / res.WallMS
+		}
+	}
 	return res, nil
+}
+
+// Comparison is a case's result on the device checked against cpuref's.
+type Comparison struct {
+	CPURefMS float64 // cpuref's time on the host
+	Agree    bool    // the results are equal bit for bit, shapes included
+	Mismatch string  // where they first differ, when they do
+}
+
+// Compare runs c once on d and once with cpuref on the same data, and
+// compares the results bit for bit. cpuref's time is the median of three
+// runs, or one run when that takes over 100 ms: it is slow enough then
+// that one run is stable, and the suite stays short.
+func Compare(d *device.Device, c *Case) (Comparison, error) {
+	if c.check == nil {
+		return Comparison{}, fmt.Errorf("bench %s: no cpuref form to compare with", c.Name())
+	}
+	got, want, ms, err := c.check(d)
+	if err != nil {
+		return Comparison{}, fmt.Errorf("bench %s: compare: %w", c.Name(), err)
+	}
+	res := Comparison{CPURefMS: ms, Agree: true}
+	switch {
+	case got.DType != want.DType || !got.Shape.Equal(want.Shape):
+		res.Agree = false
+		res.Mismatch = fmt.Sprintf("device gave %v%v, cpuref %v%v", got.DType, got.Shape, want.DType, want.Shape)
+	case !bytes.Equal(got.Data, want.Data):
+		res.Agree = false
+		i := 0
+		for got.Data[i] == want.Data[i] {
+			i++
+		}
+		size := got.DType.Size()
+		e := i / size
+		res.Mismatch = fmt.Sprintf("element %d differs: device % x, cpuref % x",
+			e, got.Data[e*size:(e+1)*size], want.Data[e*size:(e+1)*size])
+	}
+	return res, nil
+}
+
+// timeRef times f as Compare describes, in milliseconds.
+func timeRef(f func() error) (float64, error) {
+	var times []float64
+	for len(times) < 3 {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ms := float64(time.Since(start).Nanoseconds()) / 1e6
+		if len(times) == 0 && ms > 100 {
+			return ms, nil
+		}
+		times = append(times, ms)
+	}
+	return median(times), nil
+}
+
+// Runner measures cases on one device, each beside the device's own copy
+// bandwidth (vkCmdCopyBuffer) moving the same bytes: half read, half
+// written. The copy is measured just before each case rather than once
+// per size, so that both see the same load on a shared machine.
+type Runner struct {
+	d      *device.Device
+	opts   Options
+	copies []Result
+}
+
+// NewRunner returns a Runner that measures on d with opts.
+func NewRunner(d *device.Device, opts Options) *Runner {
+	return &Runner{d: d, opts: opts}
+}
+
+// Run measures c after its copy baseline.
+func (r *Runner) Run(c *Case) (Result, error) {
+	base, err := r.Copy(c.Bytes)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := Run(r.d, c, r.opts)
+	if err != nil {
+		return res, err
+	}
+	res.CopyGBps = base.GBps
+	if base.GBps > 0 {
+		res.FractionOfCopy = res.GBps / base.GBps
+	}
+	return res, nil
+}
+
+// Copy measures the copy baseline for a case that moves the given bytes:
+// vkCmdCopyBuffer between two buffers of half as many bytes each, so that
+// it too reads plus writes that many.
+func (r *Runner) Copy(moved uint64) (Result, error) {
+	opts := r.opts
+	opts.Compare = false // vkCmdCopyBuffer has no cpuref form
+	res, err := Run(r.d, Copy(int(max((moved+1)/2, 1))), opts)
+	if err != nil {
+		return res, err
+	}
+	res.CopyGBps, res.FractionOfCopy = res.GBps, 1
+	r.copies = append(r.copies, res)
+	return res, nil
+}
+
+// Copies returns every copy baseline measured so far, smallest first.
+func (r *Runner) Copies() []Result {
+	out := slices.Clone(r.copies)
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return out
 }
 
 func median(x []float64) float64 {
@@ -117,3 +261,5 @@ func median(x []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+func spread(x []float64) float64 { return slices.Max(x) - slices.Min(x) }

@@ -1,12 +1,24 @@
 #!/usr/bin/python3
 """Run the cases of `vkops bench` on numpy and PyTorch (CPU, 2 threads).
 
-Each case is timed after a warm-up as the median of several runs; GB/s
-counts bytes read plus bytes written, as vkops bench does. numpy has no
-out= for where(), so it allocates its output; torch uses out= where it has
-one. Prints a table, or one JSON object per line with --json.
+The cases, shapes and byte counts are those of bench/ops.go: select and
+where on --elems elements of each dtype, reduce-or on [r, 4r] (4 x --elems
+bools) and on a 4-D tensor of --elems bools. Each case is timed after a
+warm-up as the median of several runs; GB/s counts bytes read plus bytes
+written, as vkops bench does. numpy has no out= for where(), so it
+allocates its output; torch uses out= where it has one. numpy has no
+bfloat16, so bf16 runs on torch alone. Prints a table, or one JSON object
+per line with --json.
+
+With --vkops FILE... (outputs of `vkops bench --json`, one per run),
+prints instead a markdown table of each case on vkops, numpy and torch side
+by side, with the ratios of their wall times to vkops's (above 1: vkops is
+faster); with several runs, each figure is their median and its range.
+--peers FILE... gives earlier outputs of this script's --json to use
+rather than running the peers again.
 
     /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R]
+    /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
 """
 import argparse
 import json
@@ -20,7 +32,8 @@ try:
 except ImportError:  # numpy alone still gives a baseline
     torch = None
 
-DTYPES = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "bool": np.bool_}
+DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": None, "i8": np.int8, "bool": np.bool_}
+TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8", "bool": "bool"}
 
 
 def timeit(fn, runs):
@@ -34,24 +47,52 @@ def timeit(fn, runs):
     return statistics.median(times)
 
 
-def select_cases(n, dtype):
-    """(pattern, cond shape, then shape, else shape or None for a scalar)."""
+def log2(n):
+    if n <= 0 or n & (n - 1):
+        raise SystemExit(f"--elems {n} is not a power of two")
+    return n.bit_length() - 1
+
+
+def general_4d(n):
+    """[a, b, c, d] as bench/ops.go's general4D: factors of two handed out
+    in turn to d (up to 16), c (up to 64), a (up to 16) and b."""
+    caps, exp, e = [4, 6, 4, 64], [0, 0, 0, 0], log2(n)
+    while e > 0:
+        for i in range(4):
+            if e > 0 and exp[i] < caps[i]:
+                exp[i] += 1
+                e -= 1
+    return (1 << exp[2], 1 << exp[3], 1 << exp[1], 1 << exp[0])
+
+
+def split4(n):
+    e = log2(n)
+    return tuple((1 << (e // 4)) * (2 if i < e % 4 else 1) for i in range(4))
+
+
+def select_cases(n):
+    """(op, pattern, cond shape, then shape or None, else shape or None);
+    None is a scalar operand."""
     rows = n // 1024
+    a, b, c, d = general_4d(n)
     return [
-        ("same", (n,), (n,), (n,)),
-        ("cond-col", (rows, 1), (rows, 1024), (rows, 1024)),
-        ("cond-row", (1, 1024), (rows, 1024), (rows, 1024)),
-        ("scalar-else", (n,), (n,), None),
-        ("general-4d", (16, 1, 64, 1), (16, n // 16 // 64 // 16, 64, 16), (1, n // 16 // 64 // 16, 1, 16)),
+        ("select", "same", (n,), (n,), (n,)),
+        ("select", "cond-col", (rows, 1), (rows, 1024), (rows, 1024)),
+        ("select", "cond-row", (1, 1024), (rows, 1024), (rows, 1024)),
+        ("select", "general-4d", (a, 1, c, 1), (a, b, c, d), (1, b, 1, d)),
+        ("where", "scalar-else", (n,), (n,), None),
+        ("where", "scalars", (n,), None, None),
     ]
 
 
-def reduce_cases():
+def reduce_cases(n):
+    rows = 1 << (log2(n) // 2)
+    flat = (rows, 4 * n // rows)
     return [
-        ("axis1", (4096, 16384), (1,), False),
-        ("axis0", (4096, 16384), (0,), False),
-        ("all", (4096, 16384), (0, 1), False),
-        ("axes13-keep", (64, 64, 64, 64), (1, 3), True),
+        ("axis1", flat, (1,), False),
+        ("axis0", flat, (0,), False),
+        ("all", flat, (0, 1), False),
+        ("axes13-keep", split4(n), (1, 3), True),
     ]
 
 
@@ -61,6 +102,17 @@ def rand(shape, dtype, rng):
     return rng.integers(-100, 100, size=shape).astype(dtype)
 
 
+def scalar(dname, first):
+    if dname == "bool":
+        return first
+    return 7 if first else 3
+
+
+def result(peer, op, pattern, dname, shape, t, nbytes):
+    return dict(peer=peer, op=op, pattern=pattern, dtype=dname, shape=list(shape),
+                median_ms=t * 1e3, gbps=nbytes / t / 1e9)
+
+
 def run(args):
     rng = np.random.default_rng(1)
     results = []
@@ -68,48 +120,120 @@ def run(args):
         torch.set_num_threads(args.threads)
     for dname in args.dtypes.split(","):
         dt = DTYPES[dname]
-        for pattern, cs, ts, es in select_cases(args.elems, dt):
+        size = 2 if dt is None else np.dtype(dt).itemsize
+        for op, pattern, cs, ts, es in select_cases(args.elems):
             cond = rng.random(cs, dtype=np.float32) < 0.5
-            then = rand(ts, dt, rng)
-            other = rand(es, dt, rng) if es is not None else dt(7)
-            out_shape = np.broadcast_shapes(cs, ts, es or ())
-            nbytes = cond.nbytes + then.nbytes + (other.nbytes if es is not None else 0)
-            nbytes += int(np.prod(out_shape)) * np.dtype(dt).itemsize
-            t = timeit(lambda: np.where(cond, then, other), args.runs)
-            results.append(dict(peer="numpy", op="select", pattern=pattern, dtype=dname,
-                                shape=list(out_shape), median_ms=t * 1e3, gbps=nbytes / t / 1e9))
-            if torch is not None and dname != "bool":
-                tc, tt = torch.from_numpy(cond), torch.from_numpy(then)
-                to = torch.from_numpy(other) if es is not None else torch.tensor(7, dtype=tt.dtype)
-                out = torch.empty(out_shape, dtype=tt.dtype)
-                t = timeit(lambda: torch.where(tc, tt, to, out=out), args.runs)
-                results.append(dict(peer="torch", op="select", pattern=pattern, dtype=dname,
-                                    shape=list(out_shape), median_ms=t * 1e3, gbps=nbytes / t / 1e9))
-    for pattern, shape, axes, keep in reduce_cases():
+            # bf16 data is made as f32 and converted by torch.
+            host = np.float32 if dt is None else dt
+            then = rand(ts, host, rng) if ts is not None else None
+            other = rand(es, host, rng) if es is not None else None
+            out_shape = np.broadcast_shapes(cs, ts or (), es or ())
+            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (ts, es) if s is not None)
+            nbytes += int(np.prod(out_shape)) * size
+            if dt is not None:
+                a = then if then is not None else dt(scalar(dname, True))
+                b = other if other is not None else dt(scalar(dname, False))
+                t = timeit(lambda: np.where(cond, a, b), args.runs)
+                results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
+            if torch is not None:
+                tdt = getattr(torch, TORCH_DTYPES[dname])
+                tc = torch.from_numpy(cond)
+                ta = (torch.from_numpy(then).to(tdt) if then is not None
+                      else torch.tensor(scalar(dname, True), dtype=tdt))
+                tb = (torch.from_numpy(other).to(tdt) if other is not None
+                      else torch.tensor(scalar(dname, False), dtype=tdt))
+                out = torch.empty(out_shape, dtype=tdt)
+                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
+                results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+    for pattern, shape, axes, keep in reduce_cases(args.elems):
         data = np.zeros(shape, dtype=np.bool_)
         data.flat[-1] = True  # the worst case for early exits: the only true is last
-        nbytes = data.nbytes
+        out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
+        nbytes = data.nbytes + out_elems
         t = timeit(lambda: np.any(data, axis=axes, keepdims=keep), args.runs)
-        results.append(dict(peer="numpy", op="reduce-or", pattern=pattern, dtype="bool",
-                            shape=list(shape), median_ms=t * 1e3, gbps=nbytes / t / 1e9))
+        results.append(result("numpy", "reduce-or", pattern, "bool", shape, t, nbytes))
         if torch is not None:
             td = torch.from_numpy(data)
             t = timeit(lambda: torch.any(td, dim=axes[0], keepdim=keep) if len(axes) == 1
                        else td.any() if len(axes) == len(shape)
                        else td.any(dim=axes[1], keepdim=True).any(dim=axes[0], keepdim=keep), args.runs)
-            results.append(dict(peer="torch", op="reduce-or", pattern=pattern, dtype="bool",
-                                shape=list(shape), median_ms=t * 1e3, gbps=nbytes / t / 1e9))
+            results.append(result("torch", "reduce-or", pattern, "bool", shape, t, nbytes))
     return results
+
+
+def load(files):
+    """JSON lines from each file, grouped by file."""
+    out = []
+    for name in files:
+        with open(name) as f:
+            out.append([json.loads(line) for line in f if line.strip()])
+    return out
+
+
+def spread(xs):
+    """The median of xs, with its range when there are several."""
+    m = statistics.median(xs)
+    if len(xs) == 1:
+        return f"{m:.2f}", m
+    return f"{m:.2f} ({min(xs):.2f}–{max(xs):.2f})", m
+
+
+def side_by_side(vkops_runs, peer_runs):
+    """A markdown table: each vkops case with numpy and torch beside it,
+    each the median over the runs given, with its range. The ratios are of
+    those medians of wall times, what a caller waits for: vkops's wall time
+    includes recording, submitting and waiting, its GPU time does not."""
+    def key(r):
+        return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
+    peers = {}
+    for run in peer_runs:
+        for r in run:
+            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
+    vk, order = {}, []
+    for run in vkops_runs:
+        for r in run:
+            if r.get("op") in ("select", "where", "reduce-or"):
+                if key(r) not in vk:
+                    order.append(key(r))
+                vk.setdefault(key(r), []).append(r)
+    print("| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | torch ms | torch / vkops |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k in order:
+        rs = vk[k]
+        op, pattern, dtype, shape = k
+        gpu, _ = spread([r["median_ms"] for r in rs])
+        wall, wall_m = spread([r["wall_median_ms"] for r in rs])
+        gbps, _ = spread([r["gbps"] for r in rs])
+        frac, _ = spread([r["fraction_of_copy"] for r in rs])
+        cells = [f"{op}/{pattern}/{dtype}{list(shape)}".replace(", ", " "), gpu, wall, gbps, frac]
+        for peer in ("numpy", "torch"):
+            ms = peers.get((peer,) + k)
+            if ms:
+                text, m = spread(ms)
+                cells += [text, f"{m / wall_m:.2f}"]
+            else:
+                cells += ["–", "–"]
+        print("| " + " | ".join(cells) + " |")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
-    p.add_argument("--elems", type=int, default=1 << 24, help="elements of the select cases")
+    p.add_argument("--elems", type=int, default=1 << 24, help="elements of the select and where cases")
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--dtypes", default="f32,f16,i8")
+    p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
+    p.add_argument("--vkops", metavar="FILE", nargs="+",
+                   help="`vkops bench --json` outputs, one per run, to set beside the peers")
+    p.add_argument("--peers", metavar="FILE", nargs="+",
+                   help="with --vkops, earlier `peers.py --json` outputs, one per run, instead of running now")
     args = p.parse_args()
+    for d in args.dtypes.split(","):
+        if d not in DTYPES:
+            raise SystemExit(f"unknown dtype {d!r} (want one of {', '.join(DTYPES)})")
+    if args.vkops:
+        side_by_side(load(args.vkops), load(args.peers) if args.peers else [run(args)])
+        return
     results = run(args)
     if args.json:
         for r in results:

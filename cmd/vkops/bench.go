@@ -2,19 +2,48 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/vkops/vkops/bench"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/tensor"
 )
 
+// sweepMax is the largest size --sweep runs when --size is not given.
+const sweepMax = bench.MaxSize
+
+// tinyOps is how many tiny ops the per-op overhead is measured over.
+const tinyOps = 1000
+
+// runBench is `vkops bench`: the suite of bench.Suite, filtered by the
+// flags, with each case beside the device's copy bandwidth on the same
+// bytes; then the per-op overhead and first-call latencies.
 func runBench(e *env, args []string) error {
-	fs := newFlags(e, "bench", "bench [--op OPS] [--size BYTES] [--runs N] [--json]", "vkops bench --op upload,download,copy --size 67108864")
-	ops := fs.String("op", "", "comma-separated ops to run (default: all)")
-	size := fs.Int("size", 64<<20, "bytes moved by the transfer cases")
+	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
+		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false]",
+		"vkops bench --op select,where --dtype f32 --compare")
+	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, upload, download, copy (default: all)")
+	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
+		"reduce-or is bool, transfers u8")
+	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0 (default: all)")
+	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
+	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
+		"reduce-or [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
+		bench.MinSize, bench.MaxSize, sweepMax))
 	runs := fs.Int("runs", 7, "timed runs per case")
-	asJSON := fs.Bool("json", false, "print one JSON object per case")
+	warmup := fs.Int("warmup", 2, "untimed runs per case before the timed ones")
+	compare := fs.Bool("compare", false, "also run cpuref on each op case: its time, the speedup, and a bit-exact check")
+	asJSON := fs.Bool("json", false, "print one JSON object per case (and one with op \"overhead\")")
+	sweep := fs.Bool("sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
+	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
+	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -22,64 +51,330 @@ func runBench(e *env, args []string) error {
 	if len(pos) > 0 {
 		return badInput("bench: unexpected argument %q", pos[0])
 	}
-	if *size <= 0 || *runs <= 0 {
-		return badInput("bench: --size and --runs must be positive")
+	sizeSet := false
+	fs.Visit(func(f *flag.Flag) { sizeSet = sizeSet || f.Name == "size" })
+	if *sweep && !sizeSet {
+		*size = sweepMax
 	}
-	cases := bench.Transfer(*size)
-	if *ops != "" {
-		want := map[string]bool{}
-		for _, o := range strings.Split(*ops, ",") {
-			want[strings.TrimSpace(o)] = true
-		}
-		var keep []*bench.Case
-		for _, c := range cases {
-			if want[c.Op] {
-				keep = append(keep, c)
-				delete(want, c.Op)
-			}
-		}
-		for o := range want {
-			return badInput("bench: unknown op %q", o)
-		}
-		cases = keep
+	if err := bench.CheckSize(*size); err != nil {
+		return badInput("bench: --size: %v", err)
 	}
+	// The first run of a case builds its pipelines: it is never timed.
+	if *runs <= 0 || *warmup <= 0 {
+		return badInput("bench: --runs and --warmup must be at least 1")
+	}
+	if *plotFile != "" {
+		if !*sweep {
+			return badInput("bench: --plot needs --sweep")
+		}
+		if err := bench.CheckPlotFile(*plotFile); err != nil {
+			return badInput("bench: --plot: %v", err)
+		}
+	}
+	sizes := []int{*size}
+	if *sweep {
+		sizes = sweepSizes(*size)
+	}
+	pick, err := newPicker(*opList, *dtList, *patList, *shapeArg)
+	if err != nil {
+		return err
+	}
+	var cases [][]*bench.Case // by size
+	total := 0
+	for _, n := range sizes {
+		cs := pick.cases(n)
+		cases = append(cases, cs)
+		total += len(cs)
+	}
+	if total == 0 {
+		return badInput("bench: no case matches --op %q --dtype %q --pattern %q --shape %q at size %d",
+			*opList, *dtList, *patList, *shapeArg, *size)
+	}
+
 	d, err := e.open()
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	opts := bench.Options{Runs: *runs}
-	// Every case is also given as a fraction of the device's own copy
-	// bandwidth, measured here on buffers of the same size.
-	base, err := bench.Run(d, bench.Copy(*size), opts)
+	r := bench.NewRunner(d, bench.Options{Warmup: *warmup, Runs: *runs, Compare: *compare})
+	out := newReport(e, *asJSON, *compare, cases)
+	var bar *progress
+	if *sweep && isTerminal(e.stderr) {
+		bar = &progress{w: e.stderr, total: total}
+	}
+	out.header(d, *warmup, *runs)
+	var results []bench.Result
+	var disagree []string
+	compared := 0
+	for _, cs := range cases {
+		for _, c := range cs {
+			bar.show(c.Name())
+			res, err := r.Run(c)
+			bar.clear()
+			if err != nil {
+				return err
+			}
+			if err := out.row(c, res); err != nil {
+				return err
+			}
+			results = append(results, res)
+			if res.Agree != nil {
+				compared++
+				if !*res.Agree {
+					disagree = append(disagree, c.Name()+": "+res.Mismatch)
+				}
+			}
+		}
+	}
+	if *plotFile != "" {
+		title := fmt.Sprintf("vkops bench --sweep: %s, %s", d, time.Now().Format("2006-01-02"))
+		if err := bench.Plot(*plotFile, title, results, r.Copies()); err != nil {
+			return err
+		}
+		if !*asJSON {
+			fmt.Fprintf(e.stdout, "\nplot: %s\n", *plotFile)
+		}
+	}
+	if *overhead {
+		if err := out.overhead(e, d); err != nil {
+			return err
+		}
+	}
+	if len(disagree) > 0 {
+		return fmt.Errorf("bench: %d of %d compared cases disagree with cpuref; first %s", len(disagree), compared, disagree[0])
+	}
+	return nil
+}
+
+// sweepSizes returns the powers of four times MinSize up to largest, and
+// largest itself when it falls between them.
+func sweepSizes(largest int) []int {
+	var sizes []int
+	for n := bench.MinSize; n <= largest; n *= 4 {
+		sizes = append(sizes, n)
+	}
+	if sizes[len(sizes)-1] != largest {
+		sizes = append(sizes, largest)
+	}
+	return sizes
+}
+
+// picker holds the flags that choose cases; the zero value of each
+// chooses all.
+type picker struct {
+	ops, patterns map[string]bool
+	dtypes        []tensor.DType
+	dtypeSet      map[tensor.DType]bool
+	shape         tensor.Shape
+}
+
+// newPicker checks the flags against the cases that exist, so that a
+// misspelt op or pattern is bad input rather than an empty run.
+func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
+	p := &picker{dtypes: bench.DefaultDTypes}
+	known := bench.Suite(bench.MinSize, tensor.DTypes)
+	var err error
+	if p.ops, err = pickNames("op", opList, known, func(c *bench.Case) string { return c.Op }); err != nil {
+		return nil, err
+	}
+	if p.patterns, err = pickNames("pattern", patList, known, patternOf); err != nil {
+		return nil, err
+	}
+	if dtList != "" {
+		p.dtypes, p.dtypeSet = nil, map[tensor.DType]bool{}
+		for _, s := range strings.Split(dtList, ",") {
+			dt, err := tensor.ParseDType(s)
+			if err != nil {
+				return nil, badInput("bench: --dtype: %v", err)
+			}
+			if !p.dtypeSet[dt] {
+				p.dtypes = append(p.dtypes, dt)
+				p.dtypeSet[dt] = true
+			}
+		}
+	}
+	if shapeArg != "" {
+		for _, s := range strings.FieldsFunc(shapeArg, func(r rune) bool { return r == ',' || r == 'x' }) {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n <= 0 {
+				return nil, badInput("bench: --shape %q: want positive dimensions separated by commas, such as 4096,16384", shapeArg)
+			}
+			p.shape = append(p.shape, n)
+		}
+		if p.shape == nil {
+			return nil, badInput("bench: --shape %q: want positive dimensions separated by commas, such as 4096,16384", shapeArg)
+		}
+	}
+	return p, nil
+}
+
+// pickNames parses a comma-separated list of names that must each be the
+// name of some case; nil means every name.
+func pickNames(flagName, list string, known []*bench.Case, name func(*bench.Case) string) (map[string]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var valid []string
+	for _, c := range known {
+		if n := name(c); !slices.Contains(valid, n) {
+			valid = append(valid, n)
+		}
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(valid, s) {
+			return nil, badInput("bench: unknown --%s %q (want one of %s)", flagName, s, strings.Join(valid, ", "))
+		}
+		want[s] = true
+	}
+	return want, nil
+}
+
+// patternOf names a case's pattern as --pattern spells it: "-" for none.
+func patternOf(c *bench.Case) string {
+	if c.Pattern == "" {
+		return "-"
+	}
+	return c.Pattern
+}
+
+// cases returns the picked cases at size n.
+func (p *picker) cases(n int) []*bench.Case {
+	var out []*bench.Case
+	for _, c := range bench.Suite(n, p.dtypes) {
+		switch {
+		case p.ops != nil && !p.ops[c.Op]:
+		case p.patterns != nil && !p.patterns[patternOf(c)]:
+		case p.dtypeSet != nil && !p.dtypeSet[c.DType]:
+		case p.shape != nil && !p.shape.Equal(c.Shape):
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// report prints results as a table whose rows appear as cases finish, or
+// as JSON lines.
+type report struct {
+	w       io.Writer
+	json    *json.Encoder // nil for a table
+	compare bool
+	width   int // of the case column
+}
+
+func newReport(e *env, asJSON, compare bool, cases [][]*bench.Case) *report {
+	r := &report{w: e.stdout, compare: compare, width: len("case")}
+	if asJSON {
+		r.json = json.NewEncoder(e.stdout)
+	}
+	for _, cs := range cases {
+		for _, c := range cs {
+			r.width = max(r.width, len(c.Name()))
+		}
+	}
+	return r
+}
+
+func (r *report) header(d *device.Device, warmup, runs int) {
+	if r.json != nil {
+		return
+	}
+	fmt.Fprintf(r.w, "device: %s\n", d)
+	fmt.Fprintf(r.w, "%d warm-up and %d timed runs per case; ms are medians, spread = max - min; gpu from timestamps\n", warmup, runs)
+	fmt.Fprintf(r.w, "GB/s: bytes read + written over gpu time; copy: vkCmdCopyBuffer moving the same bytes; of copy: GB/s / copy\n\n")
+	fmt.Fprintf(r.w, "%-*s %9s %8s %9s %8s %7s %7s %7s", r.width, "case", "gpu ms", "spread", "wall ms", "spread", "GB/s", "copy", "of copy")
+	if r.compare {
+		fmt.Fprintf(r.w, " %10s %8s %6s", "cpuref ms", "speedup", "agree")
+	}
+	fmt.Fprintln(r.w)
+}
+
+func (r *report) row(c *bench.Case, res bench.Result) error {
+	if r.json != nil {
+		return r.json.Encode(res)
+	}
+	fmt.Fprintf(r.w, "%-*s %9.4f %8.4f %9.4f %8.4f %7.2f %7.2f %7.2f", r.width, c.Name(),
+		res.MedianMS, res.SpreadMS, res.WallMS, res.WallSpreadMS, res.GBps, res.CopyGBps, res.FractionOfCopy)
+	if r.compare {
+		switch {
+		case res.Agree == nil:
+			fmt.Fprintf(r.w, " %10s %8s %6s", "-", "-", "-")
+		case *res.Agree:
+			fmt.Fprintf(r.w, " %10.1f %8.2f %6s", res.CPURefMS, res.Speedup, "yes")
+		default:
+			fmt.Fprintf(r.w, " %10.1f %8.2f %6s", res.CPURefMS, res.Speedup, "NO")
+		}
+	}
+	_, err := fmt.Fprintln(r.w)
+	return err
+}
+
+// overhead measures and prints the per-op overhead on d and the first
+// calls on fresh devices of the same choice.
+func (r *report) overhead(e *env, d *device.Device) error {
+	per, err := bench.MeasurePerOp(d, tinyOps)
 	if err != nil {
 		return err
 	}
-	var tw *tabwriter.Writer
-	enc := json.NewEncoder(e.stdout)
-	if !*asJSON {
-		fmt.Fprintf(e.stdout, "device: %s\ncopy bandwidth (vkCmdCopyBuffer, %d bytes): %.2f GB/s\n", d, *size, base.GBps)
-		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "case\tmedian ms\tspread ms\twall ms\tGB/s\tof copy\t")
+	first, saved, err := bench.FirstCalls(device.Options{Device: e.device}, bench.FirstCallCases())
+	if err != nil {
+		return err
 	}
-	for _, c := range cases {
-		r, err := bench.Run(d, c, opts)
-		if err != nil {
-			return err
-		}
-		if base.GBps > 0 {
-			r.FractionOfCopy = r.GBps / base.GBps
-		}
-		if *asJSON {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t\n", c.Name(), r.MedianMS, r.SpreadMS, r.WallMS, r.GBps, r.FractionOfCopy)
+	if r.json != nil {
+		return r.json.Encode(struct {
+			Op         string            `json:"op"`
+			Device     string            `json:"device"`
+			PerOp      bench.PerOp       `json:"per_op"`
+			FirstCalls []bench.FirstCall `json:"first_calls"`
+			CacheBytes int64             `json:"pipeline_cache_bytes"`
+		}{"overhead", d.String(), per, first, saved})
 	}
-	if tw != nil {
-		return tw.Flush()
+	fmt.Fprintf(r.w, "\nper-op overhead, %d x %s: %.1f us/op batched, %.1f us/op with a submit and wait each\n",
+		per.Ops, per.Op, per.BatchedUS, per.SubmitEachUS)
+	fmt.Fprintf(r.w, "first call on a fresh device: cold = empty cache dir, warm = the dir after Close saved %d bytes\n", saved)
+	width := 0
+	for _, f := range first {
+		width = max(width, len(f.Case))
+	}
+	for _, f := range first {
+		fmt.Fprintf(r.w, "  %-*s cold %8.1f ms   warm %8.1f ms\n", width, f.Case, f.ColdMS, f.WarmMS)
 	}
 	return nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar that
+// redraws itself belongs; a pipe or file gets none.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress is a one-line bar on a terminal, drawn while a case runs and
+// cleared before its row is printed; a nil *progress draws nothing.
+type progress struct {
+	w           io.Writer
+	done, total int
+}
+
+func (p *progress) show(name string) {
+	if p == nil {
+		return
+	}
+	const width = 30
+	filled := width * p.done / p.total
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %s\x1b[K", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), p.done, p.total, name)
+}
+
+func (p *progress) clear() {
+	if p == nil {
+		return
+	}
+	p.done++
+	fmt.Fprint(p.w, "\r\x1b[K")
 }

@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/tensor"
+)
+
+// tiny is the size the device tests run at: every pattern keeps its
+// shape class, and the suite takes well under a second.
+const tiny = 4096
+
+// cacheDir is shared by the tests' devices, so that the kernel variants
+// chosen by measurement on the first device's ops are stored (at its
+// Close) and the later devices do not measure them again.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vkops-bench-test-")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Every case of the suite runs at a tiny size, beside its copy baseline,
+// and every op case agrees with cpuref bit for bit.
+func TestSuiteRunsAndAgrees(t *testing.T) {
+	d := devtest.Open(t, device.Options{CacheDir: cacheDir})
+	r := NewRunner(d, Options{Warmup: 1, Runs: 1, Compare: true})
+	cases := Suite(tiny, DefaultDTypes)
+	ops := map[string]int{}
+	for _, c := range cases {
+		res, err := r.Run(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name(), err)
+		}
+		ops[c.Op]++
+		if res.Bytes == 0 || res.MedianMS <= 0 || res.WallMS <= 0 || res.GBps <= 0 || res.CopyGBps <= 0 || res.FractionOfCopy <= 0 {
+			t.Errorf("%s: incomplete result %+v", c.Name(), res)
+		}
+		if res.Device != d.String() || res.Op != c.Op || res.DType != c.DType.String() || !c.Shape.Equal(res.Shape) {
+			t.Errorf("%s: result names %s/%s/%s%v on %q", c.Name(), res.Op, res.Pattern, res.DType, res.Shape, res.Device)
+		}
+		switch {
+		case !c.HasRef():
+			if res.Agree != nil {
+				t.Errorf("%s: compared without a cpuref form", c.Name())
+			}
+		case res.Agree == nil || !*res.Agree:
+			t.Errorf("%s: disagrees with cpuref: %s", c.Name(), res.Mismatch)
+		case res.CPURefMS <= 0 || res.Speedup <= 0:
+			t.Errorf("%s: cpuref %v ms, speedup %v", c.Name(), res.CPURefMS, res.Speedup)
+		}
+	}
+	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 4, "upload": 1, "download": 1, "copy": 1}
+	for op, n := range want {
+		if ops[op] != n {
+			t.Errorf("%d %s cases, want %d", ops[op], op, n)
+		}
+	}
+	if got := len(r.Copies()); got != len(cases) {
+		t.Errorf("%d copy baselines for %d cases", got, len(cases))
+	}
+}
+
+// The default size gives the shapes the issue names, and bytes count
+// every operand once plus the output.
+func TestDefaultShapes(t *testing.T) {
+	want := map[string]uint64{
+		"select/same/f32[16777216]":               13 << 24,
+		"select/cond-col/f32[16384 1024]":         12<<24 + 1<<14,
+		"select/cond-row/f32[16384 1024]":         12<<24 + 1<<10,
+		"select/general-4d/f32[16 1024 64 16]":    8<<24 + 1<<10 + 4<<14,
+		"where/scalar-else/f32[16777216]":         9 << 24,
+		"where/scalars/f32[16777216]":             5 << 24,
+		"select/same/bool[16777216]":              4 << 24,
+		"reduce-or/axis1/bool[4096 16384]":        1<<26 + 4096,
+		"reduce-or/axis0/bool[4096 16384]":        1<<26 + 16384,
+		"reduce-or/all/bool[4096 16384]":          1<<26 + 1,
+		"reduce-or/axes13-keep/bool[64 64 64 64]": 1<<24 + 64*64,
+		"upload/-/u8[67108864]":                   1 << 26,
+		"copy/-/u8[67108864]":                     2 << 26,
+		"select/general-4d/i8[16 1024 64 16]":     2<<24 + 1<<10 + 1<<14,
+		"where/scalar-else/bf16[16777216]":        5 << 24,
+		"select/cond-row/f16[16384 1024]":         6<<24 + 1<<10,
+		"select/same/i8[16777216]":                4 << 24,
+		"where/scalars/bool[16777216]":            2 << 24,
+	}
+	got := map[string]uint64{}
+	for _, c := range Suite(DefaultSize, DefaultDTypes) {
+		got[c.Name()] = c.Bytes
+	}
+	for name, b := range want {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("no case %s", name)
+		case g != b:
+			t.Errorf("%s: %d bytes, want %d", name, g, b)
+		}
+	}
+}
+
+// Small sizes keep four real dimensions; odd powers of two still divide.
+func TestShapesAtEverySize(t *testing.T) {
+	for n := MinSize; n <= MaxSize; n *= 2 {
+		for _, c := range append(Select(n, tensor.F32), Reduce(n)...) {
+			want := n
+			if c.Op == "reduce-or" && len(c.Shape) == 2 {
+				want = 4 * n
+			}
+			if got := c.Shape.NumElements(); got != want {
+				t.Errorf("size %d: %s has %d elements, want %d", n, c.Name(), got, want)
+			}
+			if c.Pattern == "general-4d" {
+				for _, dim := range c.Shape {
+					if dim < 2 {
+						t.Errorf("size %d: %s has a dimension of 1", n, c.Name())
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestCheckSize(t *testing.T) {
+	for _, n := range []int{MinSize, 1 << 20, MaxSize} {
+		if err := CheckSize(n); err != nil {
+			t.Errorf("CheckSize(%d): %v", n, err)
+		}
+	}
+	for _, n := range []int{0, -4096, 512, 3000, MaxSize * 2} {
+		if CheckSize(n) == nil {
+			t.Errorf("CheckSize(%d) accepted it", n)
+		}
+	}
+}
+
+// Compare reports a difference, where it is, and a shape that differs.
+func TestCompareFindsMismatch(t *testing.T) {
+	d := devtest.Open(t, device.Options{CacheDir: cacheDir})
+	host := func(shape tensor.Shape, data ...byte) *tensor.Host {
+		return &tensor.Host{DType: tensor.I16, Shape: shape, Data: data}
+	}
+	for _, tc := range []struct {
+		got, want *tensor.Host
+		msg       string
+	}{
+		{host(tensor.Shape{2}, 1, 2, 3, 4), host(tensor.Shape{2}, 1, 2, 3, 5), "element 1 differs: device 03 04, cpuref 03 05"},
+		{host(tensor.Shape{2}, 1, 2, 3, 4), host(tensor.Shape{2, 1}, 1, 2, 3, 4), "device gave i16[2], cpuref i16[2 1]"},
+	} {
+		c := &Case{Op: "fake", check: func(*device.Device) (*tensor.Host, *tensor.Host, float64, error) {
+			return tc.got, tc.want, 1, nil
+		}}
+		res, err := Compare(d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Agree || res.Mismatch != tc.msg {
+			t.Errorf("Compare: agree %v, %q; want a mismatch %q", res.Agree, res.Mismatch, tc.msg)
+		}
+	}
+	if _, err := Compare(d, Copy(16)); err == nil {
+		t.Error("Compare of a case without cpuref form succeeded")
+	}
+}
+
+func TestPerOpAndFirstCalls(t *testing.T) {
+	d := devtest.Open(t, device.Options{CacheDir: cacheDir})
+	per, err := MeasurePerOp(d, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per.Ops != 20 || per.BatchedUS <= 0 || per.SubmitEachUS <= 0 {
+		t.Errorf("MeasurePerOp: %+v", per)
+	}
+	cases := FirstCallCases()
+	first, saved, err := FirstCalls(device.Options{
+		Validation:   true,
+		OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
+	}, cases[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 || first[0].Case != cases[0].Name() || first[0].ColdMS <= 0 || first[0].WarmMS <= 0 {
+		t.Errorf("FirstCalls: %+v", first)
+	}
+	if saved <= 0 {
+		t.Errorf("the cold device saved %d bytes in its cache directory", saved)
+	}
+	names := map[string]bool{}
+	for _, c := range cases {
+		names[c.Op+"/"+c.Pattern] = true
+	}
+	if len(names) != 4 || !names["select/same"] || !names["reduce-or/axis0"] {
+		t.Errorf("FirstCallCases: %v", names)
+	}
+}
+
+func TestPlot(t *testing.T) {
+	var results, copies []Result
+	for _, n := range []uint64{1 << 12, 1 << 14, 1 << 16} {
+		results = append(results,
+			Result{Op: "select", Pattern: "same", DType: "f32", Bytes: 13 * n, GBps: float64(n) / 1e4},
+			Result{Op: "select", Pattern: "same", DType: "i8", Bytes: 4 * n, GBps: float64(n) / 2e4},
+			Result{Op: "upload", DType: "u8", Bytes: 4 * n, GBps: 3})
+		copies = append(copies, Result{Op: "copy", Bytes: 13 * n, GBps: float64(n) / 5e3})
+	}
+	dir := t.TempDir()
+	for ext, magic := range map[string]string{".png": "\x89PNG", ".svg": "<?xml"} {
+		file := filepath.Join(dir, "bench"+ext)
+		if err := Plot(file, "test", results, copies); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte(magic)) {
+			t.Errorf("%s starts %q", file, b[:min(len(b), 8)])
+		}
+		if ext == ".svg" && (!strings.Contains(string(b), "select/same") || !strings.Contains(string(b), "transfers")) {
+			t.Errorf("%s lacks its panel titles", file)
+		}
+	}
+	if err := Plot(filepath.Join(dir, "bench.jpg"), "test", results, copies); err == nil {
+		t.Error("Plot wrote a .jpg")
+	}
+	if err := Plot(filepath.Join(dir, "empty.png"), "test", nil, nil); err == nil {
+		t.Error("Plot drew no results without an error")
+	}
+}

@@ -1,0 +1,333 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// The sizes an op case may have, in elements: powers of two, so that
+// every pattern's shape divides evenly, from the smallest that keeps a
+// 1024-wide row up to 64M, the largest a sweep runs.
+const (
+	MinSize = 1 << 10
+	MaxSize = 1 << 26
+)
+
+// DefaultSize is the element count of the default suite: large enough to
+// be bandwidth-bound, small enough that the suite takes a few minutes on
+// lavapipe with two cores.
+const DefaultSize = 1 << 24
+
+// DefaultDTypes are the element types of the default suite's select and
+// where cases.
+var DefaultDTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.I8, tensor.Bool}
+
+// CheckSize reports whether n elements is a size the op cases can take:
+// a power of two from MinSize to MaxSize.
+func CheckSize(n int) error {
+	if n < MinSize || n > MaxSize || n&(n-1) != 0 {
+		return fmt.Errorf("size %d is not a power of two from %d to %d", n, MinSize, MaxSize)
+	}
+	return nil
+}
+
+// Suite returns the default suite at n elements: Select of each element
+// type in dts, Reduce, and Transfer of the bytes of n f32 elements. It
+// panics unless CheckSize(n) is nil.
+func Suite(n int, dts []tensor.DType) []*Case {
+	var cs []*Case
+	for _, dt := range dts {
+		cs = append(cs, Select(n, dt)...)
+	}
+	cs = append(cs, Reduce(n)...)
+	return append(cs, Transfer(4*n)...)
+}
+
+// Select returns the select and where cases on n elements of dt, by
+// pattern (the names bench/peers.py uses):
+//
+//	same         select, cond, then and else all [n]
+//	cond-col     select, cond [n/1024 1], then and else [n/1024 1024]
+//	cond-row     select, cond [1 1024], then and else [n/1024 1024]
+//	general-4d   select, cond [a 1 c 1], then [a b c d], else [1 b 1 d]
+//	scalar-else  where, cond and input [n], other a scalar
+//	scalars      where, cond [n], input and other both scalars
+//
+// Bytes count each operand once at its own shape plus the output. It
+// panics unless CheckSize(n) is nil.
+func Select(n int, dt tensor.DType) []*Case {
+	mustSize(n)
+	rows := n / 1024
+	g := general4D(n)
+	sel := func(pattern string, cs, ts, es tensor.Shape) *Case {
+		return opSpec{
+			op: "select", pattern: pattern, dt: dt, shape: ts,
+			in:  []operand{{shape: cs, dt: tensor.Bool}, {shape: ts, dt: dt}, {shape: es, dt: dt}},
+			out: operand{shape: ts, dt: dt},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) { return ops.Select(t[0], t[1], t[2]) },
+			ref: func(h []*tensor.Host) (*tensor.Host, error) { return cpuref.Select(h[0], h[1], h[2], "numpy") },
+		}.build()
+	}
+	flat := tensor.Shape{n}
+	in, other := scalars(dt)
+	return []*Case{
+		sel("same", flat, flat, flat),
+		sel("cond-col", tensor.Shape{rows, 1}, tensor.Shape{rows, 1024}, tensor.Shape{rows, 1024}),
+		sel("cond-row", tensor.Shape{1, 1024}, tensor.Shape{rows, 1024}, tensor.Shape{rows, 1024}),
+		sel("general-4d", tensor.Shape{g[0], 1, g[2], 1}, g, tensor.Shape{1, g[1], 1, g[3]}),
+		opSpec{
+			op: "where", pattern: "scalar-else", dt: dt, shape: flat,
+			in:  []operand{{shape: flat, dt: tensor.Bool}, {shape: flat, dt: dt}},
+			out: operand{shape: flat, dt: dt},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) {
+				return ops.Where(t[0], t[1], ops.Scalar(other, dt))
+			},
+			ref: func(h []*tensor.Host) (*tensor.Host, error) {
+				s, err := tensor.NewScalar(other, dt)
+				if err != nil {
+					return nil, err
+				}
+				return cpuref.Where(h[0], cpuref.Operand{T: h[1]}, cpuref.Operand{S: &s})
+			},
+		}.build(),
+		opSpec{
+			op: "where", pattern: "scalars", dt: dt, shape: flat,
+			in:  []operand{{shape: flat, dt: tensor.Bool}},
+			out: operand{shape: flat, dt: dt},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) {
+				return ops.Where(t[0], ops.Scalar(in, dt), ops.Scalar(other, dt))
+			},
+			ref: func(h []*tensor.Host) (*tensor.Host, error) {
+				a, err := tensor.NewScalar(in, dt)
+				if err != nil {
+					return nil, err
+				}
+				b, err := tensor.NewScalar(other, dt)
+				if err != nil {
+					return nil, err
+				}
+				return cpuref.Where(h[0], cpuref.Operand{S: &a}, cpuref.Operand{S: &b})
+			},
+		}.build(),
+	}
+}
+
+// scalars returns the scalar operands of the where cases: values every
+// element type holds exactly (no negatives, for the unsigned ones).
+func scalars(dt tensor.DType) (in, other any) {
+	if dt == tensor.Bool {
+		return true, false
+	}
+	return 7, 3
+}
+
+// Reduce returns the ReduceLogicalOr cases at size n, by pattern:
+//
+//	axis1, axis0, all  a 2-D [r 4r] tensor of 4n bools (the bytes of n
+//	                   f32 elements), over axis 1, axis 0 and both axes
+//	axes13-keep        a 4-D tensor of n bools over axes 1 and 3, keep_dims
+//
+// At the default size these are [4096 16384] and [64 64 64 64]. The data
+// is false but for a sparse scattering of true, so outputs mix both. It
+// panics unless CheckSize(n) is nil.
+func Reduce(n int) []*Case {
+	mustSize(n)
+	// rows * 4rows = 4n when n is a power of four; otherwise cols = 8rows.
+	rows := 1 << (bits.TrailingZeros(uint(n)) / 2)
+	flat := tensor.Shape{rows, 4 * n / rows}
+	red := func(pattern string, shape tensor.Shape, axes []int, keep bool, out tensor.Shape) *Case {
+		return opSpec{
+			op: "reduce-or", pattern: pattern, dt: tensor.Bool, shape: shape,
+			in:  []operand{{shape: shape, dt: tensor.Bool, sparse: true}},
+			out: operand{shape: out, dt: tensor.Bool},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) {
+				return ops.ReduceLogicalOr(t[0], axes, ops.KeepDims(keep))
+			},
+			ref: func(h []*tensor.Host) (*tensor.Host, error) { return cpuref.ReduceLogicalOr(h[0], axes, keep) },
+		}.build()
+	}
+	q := split(n, 4)
+	return []*Case{
+		red("axis1", flat, []int{1}, false, tensor.Shape{flat[0]}),
+		red("axis0", flat, []int{0}, false, tensor.Shape{flat[1]}),
+		red("all", flat, []int{0, 1}, false, tensor.Shape{}),
+		red("axes13-keep", q, []int{1, 3}, true, tensor.Shape{q[0], 1, q[2], 1}),
+	}
+}
+
+func mustSize(n int) {
+	if err := CheckSize(n); err != nil {
+		panic("bench: " + err.Error())
+	}
+}
+
+// general4D splits n = 2^e elements over [a b c d] by handing out factors
+// of two in turn to d (up to 16), c (up to 64), a (up to 16) and b (no
+// limit), so that every size keeps four real dimensions and the default
+// size gives [16 1024 64 16], as bench/peers.py has it.
+func general4D(n int) tensor.Shape {
+	caps := [4]int{4, 6, 4, 64} // log2 limits of d, c, a, b
+	var exp [4]int
+	for e := bits.TrailingZeros(uint(n)); e > 0; {
+		for i := range exp {
+			if e > 0 && exp[i] < caps[i] {
+				exp[i]++
+				e--
+			}
+		}
+	}
+	return tensor.Shape{1 << exp[2], 1 << exp[3], 1 << exp[1], 1 << exp[0]}
+}
+
+// split spreads n = 2^e elements evenly over rank dimensions, the larger
+// ones first.
+func split(n, rank int) tensor.Shape {
+	e := bits.TrailingZeros(uint(n))
+	s := make(tensor.Shape, rank)
+	for i := range s {
+		s[i] = 1 << (e / rank)
+		if i < e%rank {
+			s[i] *= 2
+		}
+	}
+	return s
+}
+
+// operand describes one tensor input or the output of an op case.
+type operand struct {
+	shape tensor.Shape
+	dt    tensor.DType
+	// sparse bool data is mostly false, as a reduction's worst case is:
+	// no early exit, and outputs that depend on few elements.
+	sparse bool
+}
+
+func (o operand) bytes() uint64 { return uint64(o.shape.NumElements() * o.dt.Size()) }
+
+// opSpec describes an op case: its operands, its output, the op on the
+// device and its cpuref form, which gives the same result on the host.
+type opSpec struct {
+	op, pattern string
+	dt          tensor.DType
+	shape       tensor.Shape // of the largest operand: the case's Shape
+	in          []operand
+	out         operand
+	dev         func([]*device.Tensor) (*device.Tensor, error)
+	ref         func([]*tensor.Host) (*tensor.Host, error)
+}
+
+func (s opSpec) build() *Case {
+	c := &Case{Op: s.op, Pattern: s.pattern, DType: s.dt, Shape: s.shape, Bytes: s.out.bytes()}
+	for _, o := range s.in {
+		c.Bytes += o.bytes()
+	}
+	seed := fnv.New64a()
+	seed.Write([]byte(c.Name()))
+	inputs := func() []*tensor.Host {
+		// One seed per case: the data is the same on every run and for
+		// cpuref, and differs between operands.
+		rng := rand.New(rand.NewPCG(seed.Sum64(), 0x766b6f7073))
+		hs := make([]*tensor.Host, len(s.in))
+		for i, o := range s.in {
+			hs[i] = randomHost(rng, o)
+		}
+		return hs
+	}
+	c.Setup = func(d *device.Device) (func() error, func(), error) {
+		ts, err := upload(d, inputs())
+		if err != nil {
+			return nil, nil, err
+		}
+		run := func() error {
+			out, err := s.dev(ts)
+			if err != nil {
+				return err
+			}
+			// Free returns the memory once the work is done, so the next
+			// run reuses it as a caller's loop would.
+			out.Free()
+			return nil
+		}
+		return run, func() { freeAll(ts) }, nil
+	}
+	c.check = func(d *device.Device) (got, want *tensor.Host, refMS float64, err error) {
+		hs := inputs()
+		ts, err := upload(d, hs)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer freeAll(ts)
+		out, err := s.dev(ts)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		defer out.Free()
+		if got, err = out.Download(); err != nil {
+			return nil, nil, 0, err
+		}
+		refMS, err = timeRef(func() error {
+			want, err = s.ref(hs)
+			return err
+		})
+		return got, want, refMS, err
+	}
+	return c
+}
+
+// randomHost returns a host tensor of random data: any bit pattern for
+// numbers (select copies bits, NaNs included), 0 or 1 for bools.
+func randomHost(rng *rand.Rand, o operand) *tensor.Host {
+	h, err := tensor.New(o.dt, o.shape)
+	if err != nil {
+		panic("bench: " + err.Error()) // shapes here are always valid
+	}
+	switch {
+	case o.dt == tensor.Bool && o.sparse:
+		for i := range h.Data {
+			if rng.IntN(4096) == 0 {
+				h.Data[i] = 1
+			}
+		}
+	case o.dt == tensor.Bool:
+		for i := range h.Data {
+			h.Data[i] = byte(rng.Uint32() & 1)
+		}
+	default:
+		b := h.Data
+		for len(b) >= 8 {
+			binary.LittleEndian.PutUint64(b, rng.Uint64())
+			b = b[8:]
+		}
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+	}
+	return h
+}
+
+func upload(d *device.Device, hs []*tensor.Host) ([]*device.Tensor, error) {
+	ts := make([]*device.Tensor, 0, len(hs))
+	for _, h := range hs {
+		t, err := d.Upload(h)
+		if err != nil {
+			freeAll(ts)
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+func freeAll(ts []*device.Tensor) {
+	for _, t := range ts {
+		t.Free()
+	}
+}

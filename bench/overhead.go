@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// PerOp is the fixed cost of an op apart from the data it moves, in
+// microseconds of wall time per op.
+type PerOp struct {
+	Op  string `json:"tiny_op"` // the op timed: "select f32[4]"
+	Ops int    `json:"ops"`     // ops per measurement
+	// BatchedUS has the ops recorded back to back and submitted together
+	// (the device splits them into command buffers as they fill);
+	// SubmitEachUS submits and waits for each op on its own.
+	BatchedUS    float64 `json:"batched_us_per_op"`
+	SubmitEachUS float64 `json:"submit_each_us_per_op"`
+}
+
+// MeasurePerOp times n selects of four f32 elements on d, batched and
+// one per submit; each figure is the median of five measurements after
+// one untimed.
+func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
+	res := PerOp{Op: "select f32[4]", Ops: n}
+	cond, err := device.FromSlice(d, []bool{true, false, true, false})
+	if err != nil {
+		return res, err
+	}
+	defer cond.Free()
+	a, err := device.FromSlice(d, []float32{1, 2, 3, 4})
+	if err != nil {
+		return res, err
+	}
+	defer a.Free()
+	b, err := device.FromSlice(d, []float32{5, 6, 7, 8})
+	if err != nil {
+		return res, err
+	}
+	defer b.Free()
+	op := func(each bool) error {
+		y, err := ops.Select(cond, a, b)
+		if err != nil {
+			return err
+		}
+		y.Free()
+		if each {
+			return d.Sync()
+		}
+		return nil
+	}
+	measure := func(each bool) (float64, error) {
+		var times []float64
+		for i := range 6 {
+			start := time.Now()
+			for range n {
+				if err := op(each); err != nil {
+					return 0, err
+				}
+			}
+			if err := d.Sync(); err != nil {
+				return 0, err
+			}
+			if i > 0 { // the first warms the pool and the pipeline
+				times = append(times, float64(time.Since(start).Nanoseconds())/1e3/float64(n))
+			}
+		}
+		return median(times), nil
+	}
+	if res.BatchedUS, err = measure(false); err != nil {
+		return res, fmt.Errorf("bench: per-op overhead: %w", err)
+	}
+	if res.SubmitEachUS, err = measure(true); err != nil {
+		return res, fmt.Errorf("bench: per-op overhead: %w", err)
+	}
+	return res, nil
+}
+
+// FirstCall is the latency of a case's first run on a freshly opened
+// device, in milliseconds of wall time: building its pipelines (and
+// choosing its kernel variant, where an op has several), recording,
+// submitting and waiting.
+type FirstCall struct {
+	Case string `json:"case"`
+	// ColdMS starts from an empty cache directory; WarmMS from the same
+	// directory after the cold device's Close saved its pipeline cache.
+	ColdMS float64 `json:"cold_ms"`
+	WarmMS float64 `json:"warm_ms"`
+}
+
+// FirstCalls measures each case's first run on a device opened with opts
+// and a fresh temporary cache directory, then again on a second device
+// opened on that directory after the first was closed. It returns the
+// latencies and the bytes the first device saved there. Caches outside
+// vkops's directory, such as the driver's own shader cache, are not
+// touched: their state shows in both figures.
+func FirstCalls(opts device.Options, cases []*Case) ([]FirstCall, int64, error) {
+	dir, err := os.MkdirTemp("", "vkops-bench-cache-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	opts.CacheDir = dir
+	res := make([]FirstCall, len(cases))
+	for i, c := range cases {
+		res[i].Case = c.Name()
+	}
+	cold, err := firstRuns(opts, cases)
+	if err != nil {
+		return nil, 0, err
+	}
+	var saved int64
+	err = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		info, err := e.Info()
+		if err == nil {
+			saved += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	warm, err := firstRuns(opts, cases)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range res {
+		res[i].ColdMS, res[i].WarmMS = cold[i], warm[i]
+	}
+	return res, saved, nil
+}
+
+// firstRuns opens a device, times the first run of each case in turn and
+// closes the device, which saves its caches.
+func firstRuns(opts device.Options, cases []*Case) (ms []float64, err error) {
+	d, err := device.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for _, c := range cases {
+		run, cleanup, err := c.Setup(d)
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: %w", c.Name(), err)
+		}
+		// The operands are uploaded and idle: only the op is timed.
+		if err := d.Sync(); err != nil {
+			cleanup()
+			return nil, err
+		}
+		start := time.Now()
+		err = run()
+		if err == nil {
+			err = d.Sync()
+		}
+		ms = append(ms, float64(time.Since(start).Nanoseconds())/1e6)
+		cleanup()
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: first call: %w", c.Name(), err)
+		}
+	}
+	return ms, nil
+}
+
+// FirstCallCases returns the cases whose first calls `vkops bench`
+// reports: select, where with a scalar (the select kernel with other
+// constants), and reductions over the inner and the outer axis (two
+// kernels), on MinSize elements.
+func FirstCallCases() []*Case {
+	var cs []*Case
+	for _, c := range append(Select(MinSize, tensor.F32), Reduce(MinSize)...) {
+		switch c.Op + "/" + c.Pattern {
+		case "select/same", "where/scalar-else", "reduce-or/axis1", "reduce-or/axis0":
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchRun runs vkops bench with args and fails t unless it exits 0 with
+// nothing on stderr (which is a pipe here, so there is no progress bar).
+func benchRun(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := vkops(t, nil, append([]string{"bench"}, args...)...)
+	if code == 1 && os.Getenv("CI") == "" && strings.Contains(stderr, "no Vulkan") {
+		t.Skip("SKIP: no Vulkan device here (CI never skips)")
+	}
+	if code != 0 || stderr != "" {
+		t.Fatalf("vkops bench %q: exit %d, stderr %q\n%s", args, code, stderr, stdout)
+	}
+	return stdout
+}
+
+// --json prints one object per case with the fields the issue names, and
+// --compare finds every op case equal to cpuref.
+func TestBenchJSONCompare(t *testing.T) {
+	out := benchRun(t, "--size", "4096", "--runs", "1", "--warmup", "1", "--compare", "--json",
+		"--dtype", "f32,bool", "--overhead=false")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// select and where: 6 patterns of 2 types; reduce-or: 4.
+	if len(lines) != 16 {
+		t.Fatalf("%d lines, want 16:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		for _, k := range []string{"op", "pattern", "dtype", "shape", "median_ms", "gbps", "fraction_of_copy", "device", "cpuref_ms", "speedup"} {
+			if _, ok := v[k]; !ok {
+				t.Errorf("no %q in %s", k, l)
+			}
+		}
+		if v["agree"] != true {
+			t.Errorf("disagrees with cpuref: %s", l)
+		}
+		if g, _ := v["gbps"].(float64); g <= 0 {
+			t.Errorf("gbps %v: %s", v["gbps"], l)
+		}
+	}
+}
+
+// The table mode prints the header, one row per case, then the per-op
+// overhead and the first calls.
+func TestBenchTable(t *testing.T) {
+	out := benchRun(t, "--size", "4096", "--runs", "1", "--op", "select,reduce-or", "--dtype", "i8,bool",
+		"--pattern", "same,axis0", "--shape", "4096")
+	for _, want := range []string{"device: ", "GB/s", "of copy", "\nselect/same/i8[4096] ", "\nselect/same/bool[4096] ",
+		"per-op overhead, 1000 x select f32[4]:", "us/op batched", "first call on a fresh device",
+		"select/same/f32[1024]", "cold", "warm"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	// --shape 4096 leaves out reduce-or/axis0 of [32 128].
+	if strings.Contains(out, "\nreduce-or/axis0/bool[32 128] ") {
+		t.Errorf("--shape did not filter:\n%s", out)
+	}
+}
+
+// --sweep runs each size from 1024 up to --size in powers of 4 and
+// draws the plot; piped, it prints no progress bar.
+func TestBenchSweepPlot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sweep.svg")
+	out := benchRun(t, "--sweep", "--size", "16384", "--runs", "1", "--op", "where", "--pattern", "scalars",
+		"--dtype", "f16", "--plot", file, "--json", "--overhead=false")
+	var sizes []int
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v struct{ Shape []int }
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		sizes = append(sizes, v.Shape[0])
+	}
+	if len(sizes) != 3 || sizes[0] != 1024 || sizes[1] != 4096 || sizes[2] != 16384 {
+		t.Errorf("sweep sizes %v, want [1024 4096 16384]", sizes)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot: %v, %q", err, b[:min(len(b), 40)])
+	}
+}
+
+// Bad flags exit 2 with one line beginning "vkops:" before any device
+// work, and print nothing on stdout.
+func TestBenchBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--op", "nosuchop"},
+		{"--op", "select,"},
+		{"--dtype", "f31"},
+		{"--pattern", "diagonal"},
+		{"--shape", "4096,x"},
+		{"--shape", "0,4"},
+		{"--shape", ","},
+		{"--shape", "7,7"},
+		{"--op", "reduce-or", "--dtype", "f32"},
+		{"--size", "1000"},
+		{"--size", "512"},
+		{"--size", "134217728"},
+		{"--runs", "0"},
+		{"--warmup", "0"},
+		{"--plot", "x.png"},
+		{"--sweep", "--plot", "x.jpg"},
+		{"--json", "extra"},
+	} {
+		stdout, stderr, code := vkops(t, nil, append([]string{"bench"}, args...)...)
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if code != 2 || stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "vkops: bench") {
+			t.Errorf("vkops bench %q: exit %d, stdout %q, stderr %q; want exit 2 and one line \"vkops: bench...\"",
+				args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, total: 4}
+	p.show("select/same/f32[1024]")
+	p.clear()
+	p.show("copy/-/u8[4096]")
+	p.clear()
+	out := b.String()
+	if !strings.Contains(out, "] 0/4 select/same/f32[1024]") || !strings.Contains(out, "[======= ") ||
+		!strings.Contains(out, "] 1/4 copy/-/u8[4096]") || !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("progress drew %q", out)
+	}
+	var none *progress
+	none.show("x") // a nil bar draws nothing and does not panic
+	none.clear()
+	if isTerminal(&b) {
+		t.Error("a buffer is not a terminal")
+	}
+}
