@@ -28,7 +28,7 @@ var ErrNoDevice = vk.ErrNoVulkan
 // tensor; the device stays usable.
 var ErrOutOfMemory = errors.New("out of device memory")
 
-// ErrClosed reports use of a closed Device or a freed Tensor.
+// ErrClosed reports use of a closed Device, or of a tensor of one.
 var ErrClosed = errors.New("device closed")
 
 // ErrNoSuchDevice reports that Options.Device (or $VKOPS_DEVICE) names no

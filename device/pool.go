@@ -29,12 +29,20 @@ const (
 	cacheLimit = 1 << 30
 )
 
+// slabClass hands out the slots of one size: freed ones first, then the
+// unused tail of its newest slab, then a new slab.
+type slabClass struct {
+	free []span
+	cur  *vk.Buffer
+	next uint64 // offset of cur's first slot never handed out
+}
+
 type pool struct {
 	dev       *vk.Device
 	heapLimit uint64 // bytes this pool may hold, from the device heap size
 	inUse     uint64 // bytes of live allocations, slabs counted whole
 	slabs     []*vk.Buffer
-	small     [maxSmallShift - minSmallShift + 1][]span
+	small     [maxSmallShift - minSmallShift + 1]slabClass
 	large     map[uint64][]*vk.Buffer
 	cached    uint64
 	cacheFIFO []*vk.Buffer
@@ -68,14 +76,23 @@ func sizeClass(n uint64) uint64 {
 func (p *pool) get(n uint64) (span, error) {
 	if n <= 1<<maxSmallShift {
 		shift := max(minSmallShift, bits.Len64(n-1))
-		c := shift - minSmallShift
-		if len(p.small[c]) == 0 {
-			if err := p.carve(c, uint64(1)<<shift); err != nil {
+		c := &p.small[shift-minSmallShift]
+		slot := uint64(1) << shift
+		if k := len(c.free); k > 0 {
+			s := c.free[k-1]
+			c.free = c.free[:k-1]
+			return s, nil
+		}
+		if c.cur == nil || c.next+slot > slabBytes {
+			b, err := p.newBuffer(slabBytes)
+			if err != nil {
 				return span{}, err
 			}
+			p.slabs = append(p.slabs, b)
+			c.cur, c.next = b, 0
 		}
-		s := p.small[c][len(p.small[c])-1]
-		p.small[c] = p.small[c][:len(p.small[c])-1]
+		s := span{buf: c.cur, off: c.next, size: slot, class: shift - minSmallShift}
+		c.next += slot
 		return s, nil
 	}
 	size := sizeClass(n)
@@ -94,21 +111,6 @@ func (p *pool) get(n uint64) (span, error) {
 	}
 	p.live[b] = true
 	return span{buf: b, size: size, class: -1}, nil
-}
-
-func (p *pool) carve(c int, slot uint64) error {
-	b, err := p.newBuffer(slabBytes)
-	if err != nil {
-		return err
-	}
-	p.slabs = append(p.slabs, b)
-	for off := slabBytes - slot; ; off -= slot {
-		p.small[c] = append(p.small[c], span{buf: b, off: off, size: slot, class: c})
-		if off == 0 {
-			break
-		}
-	}
-	return nil
 }
 
 func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
@@ -138,7 +140,7 @@ func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
 // put returns a span; the device must be done with it.
 func (p *pool) put(s span) {
 	if s.class >= 0 {
-		p.small[s.class] = append(p.small[s.class], s)
+		p.small[s.class].free = append(p.small[s.class].free, s)
 		return
 	}
 	p.inUse -= s.size
@@ -177,16 +179,19 @@ func (p *pool) unfifo(b *vk.Buffer) {
 	}
 }
 
-// destroy frees every buffer, those of tensors never freed too; the
-// device must be idle.
+// destroy frees every buffer, those of tensors never freed too, and
+// forgets them; the device must be idle.
 func (p *pool) destroy() {
 	p.trim(0)
 	for b := range p.live {
 		b.Destroy()
 	}
-	p.live = nil
 	for _, b := range p.slabs {
 		b.Destroy()
 	}
-	p.slabs = nil
+	*p = pool{dev: p.dev}
 }
+
+// fits reports whether n more bytes could be allocated without exceeding
+// the heap, counting cached free buffers as reclaimable.
+func (p *pool) fits(n uint64) bool { return p.inUse+n <= p.heapLimit }

@@ -56,6 +56,11 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 		return nil, err
 	}
 	t := &Tensor{d: d, dtype: dt, shape: shape.Clone(), bytes: n * uint64(dt.Size())}
+	// Refuse what cannot fit before allocating any page of it.
+	if !d.pool.fits(t.bytes) {
+		return nil, fmt.Errorf("device: tensor %v%v (%s): %w: the %s heap has %s in use",
+			dt, shape, humanBytes(t.bytes), ErrOutOfMemory, humanBytes(d.pool.heapLimit), humanBytes(d.pool.inUse))
+	}
 	for off := uint64(0); off < t.bytes; off += d.pageSize {
 		// Pages are padded to whole 16-byte words: kernels read and write
 		// 32-bit words and vectors of four, never past the allocation.

@@ -13,13 +13,18 @@ import (
 var ErrInvalid = errors.New("invalid input")
 
 // invalidError is a rule violation; its message is the op's whole error.
-type invalidError struct{ msg string }
+// cause, when set, is the device's sentinel behind it (device.ErrFreed).
+type invalidError struct {
+	msg   string
+	cause error
+}
 
 func (e *invalidError) Error() string        { return e.msg }
 func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+func (e *invalidError) Unwrap() error        { return e.cause }
 
 func invalidf(format string, args ...any) error {
-	return &invalidError{fmt.Sprintf(format, args...)}
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }
 
 // checkTensors reports, in order, a nil or freed tensor or one that lives
@@ -42,7 +47,7 @@ func checkTensor(op, name string, t *device.Tensor) error {
 	}
 	switch err := t.Err(); {
 	case errors.Is(err, device.ErrFreed):
-		return invalidf("%s: %s %v was freed", op, name, t)
+		return &invalidError{msg: fmt.Sprintf("%s: %s %v was freed", op, name, t), cause: device.ErrFreed}
 	case err != nil: // the device is closed or lost
 		return fmt.Errorf("%s: %s: %w", op, name, err)
 	}

@@ -95,6 +95,7 @@ type Clash struct {
 	Rank bool
 }
 
+// String describes the clash as errors quote it: "axis -2: 3 vs 4".
 func (c *Clash) String() string {
 	if c.Rank {
 		return fmt.Sprintf("rank %d > %d", c.A, c.B)

@@ -78,6 +78,7 @@ type Error struct {
 	Result vk.Result
 }
 
+// Error names the call and its VkResult.
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Call, resultName(e.Result)) }
 
 // OutOfMemory reports whether the call failed for lack of host or device memory.

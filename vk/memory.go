@@ -157,6 +157,7 @@ func (b *Buffer) Destroy() {
 	b.d.live.Add(-2)
 }
 
+// String names the placement.
 func (p Placement) String() string {
 	return [...]string{"device-local", "upload", "readback"}[p]
 }

@@ -24,6 +24,7 @@ const (
 	TypeDiscrete
 )
 
+// String names the type as Vulkan does: "discrete-gpu", "cpu", ...
 func (t DeviceType) String() string {
 	return [...]string{"other", "cpu", "virtual-gpu", "integrated-gpu", "discrete-gpu"}[t]
 }

@@ -78,6 +78,7 @@ func usage(w io.Writer) {
 	for _, name := range sortedCommands() {
 		fmt.Fprintf(w, "  %-11s %s\n", name, commands[name].summary)
 	}
+	fmt.Fprintln(w, "\nexample:\n  vkops --device 0 select cond.npy then.npy else.npy -o out.npy")
 	fmt.Fprintln(w, "\nRun 'vkops COMMAND --help' for a command's flags. $VKOPS_DEVICE chooses a device too.")
 }
 
@@ -111,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() == 0 {
-		usage(stderr)
+		fmt.Fprintln(stderr, "vkops: missing command (run 'vkops help' for the list)")
 		return 2
 	}
 	name := fs.Arg(0)

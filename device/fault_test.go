@@ -1,0 +1,151 @@
+package device_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// TestFailedOpLeavesInputs fails the batch that holds an op's work, as a
+// driver that runs out of memory at submission would: the op's output
+// reports device.ErrOutOfMemory, its inputs keep their bytes, nothing
+// leaks, and the same op succeeds next time. Losing the device instead
+// makes every later use report device.ErrDeviceLost, and Close still
+// releases everything. (It lives here because FailNextSubmit, in export_test.go, is
+// visible only to package device's tests.)
+func TestFailedOpLeavesInputs(t *testing.T) {
+	// The portable kernels: measuring the variants of each op on first
+	// use would take most of the test's time, and they fail alike.
+	t.Setenv("VKOPS_VARIANT", "portable")
+	for _, staging := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
+			d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+			cond := randomHost(t, tensor.Bool, tensor.Shape{40, 1, 30}, 1)
+			then := randomHost(t, tensor.I32, tensor.Shape{40, 5, 30}, 2)
+			els := randomHost(t, tensor.I32, tensor.Shape{5, 1}, 3)
+			data := randomHost(t, tensor.Bool, tensor.Shape{50, 40, 60}, 4)
+			hosts := []*tensor.Host{cond, then, els, data}
+			var ins []*device.Tensor
+			for _, h := range hosts {
+				x, err := d.Upload(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer x.Free()
+				ins = append(ins, x)
+			}
+			// With staging, uploads are batches of their own: let them
+			// complete, so that the failing batch holds the op alone.
+			if err := d.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			intact := func(after string) {
+				t.Helper()
+				for i, x := range ins {
+					got, err := x.Download()
+					if err != nil || !bytes.Equal(got.Data, hosts[i].Data) {
+						t.Fatalf("after %s: input %v: %v (changed: %v)", after, x, err, err == nil)
+					}
+				}
+			}
+			for _, c := range []struct {
+				name string
+				run  func() (*device.Tensor, error)
+				want func() (*tensor.Host, error)
+			}{
+				{"select", func() (*device.Tensor, error) { return ops.Select(ins[0], ins[1], ins[2]) },
+					func() (*tensor.Host, error) { return cpuref.Select(cond, then, els, "numpy") }},
+				{"where", func() (*device.Tensor, error) { return ops.Where(ins[0], 7, ins[2]) },
+					func() (*tensor.Host, error) {
+						s, _ := tensor.NewScalar(7, tensor.I32)
+						return cpuref.Where(cond, cpuref.Operand{S: &s}, cpuref.Operand{T: els})
+					}},
+				// Two passes, with a temporary between them.
+				{"reduce over two axes", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(ins[3], []int{0, 2}) },
+					func() (*tensor.Host, error) { return cpuref.ReduceLogicalOr(data, []int{0, 2}, false) }},
+				{"reduce over one axis", func() (*device.Tensor, error) { return ops.ReduceLogicalAnd(ins[3], []int{1}) },
+					func() (*tensor.Host, error) { return cpuref.ReduceLogicalAnd(data, []int{1}, false) }},
+			} {
+				// The first run measures the kernel variants and builds the
+				// pipelines, so that the failing run records the op alone.
+				y, err := c.run()
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				y.Free()
+				if err := d.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				live := d.LiveObjects()
+
+				y, err = c.run()
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				d.FailNextSubmit(false)
+				if _, err := y.Download(); !errors.Is(err, device.ErrOutOfMemory) {
+					t.Fatalf("%s: the output of a failed batch: %v, want ErrOutOfMemory", c.name, err)
+				}
+				y.Free()
+				intact(c.name + " in a failed batch")
+				if err := d.Sync(); err != nil {
+					t.Fatalf("%s: Sync after a failed batch: %v", c.name, err)
+				}
+				if got := d.LiveObjects(); got > live {
+					t.Errorf("%s: %d live Vulkan objects after the failed batch, %d before", c.name, got, live)
+				}
+
+				y, err = c.run()
+				if err != nil {
+					t.Fatalf("%s after a failed batch: %v", c.name, err)
+				}
+				got, err := y.Download()
+				y.Free()
+				if err != nil {
+					t.Fatalf("%s after a failed batch: %v", c.name, err)
+				}
+				want, err := c.want()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Shape.Equal(want.Shape) || !bytes.Equal(got.Data, want.Data) {
+					t.Fatalf("%s after a failed batch: the result differs from cpuref", c.name)
+				}
+			}
+
+			// A lost device: the op's output, every input, new tensors and
+			// new ops all report it; Close still releases every object.
+			y, err := ops.Select(ins[0], ins[1], ins[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.FailNextSubmit(true)
+			if _, err := y.Download(); !errors.Is(err, device.ErrDeviceLost) {
+				t.Fatalf("the output of a lost batch: %v, want ErrDeviceLost", err)
+			}
+			if _, err := ins[1].Download(); !errors.Is(err, device.ErrDeviceLost) {
+				t.Errorf("an input after the loss: %v, want ErrDeviceLost", err)
+			}
+			if _, err := ops.ReduceLogicalOr(ins[3], []int{0}); !errors.Is(err, device.ErrDeviceLost) {
+				t.Errorf("an op after the loss: %v, want ErrDeviceLost", err)
+			}
+			if _, err := d.Upload(cond); !errors.Is(err, device.ErrDeviceLost) {
+				t.Errorf("an upload after the loss: %v, want ErrDeviceLost", err)
+			}
+			y.Free()
+			if err := d.Close(); err != nil {
+				t.Errorf("Close of a lost device: %v", err)
+			}
+			if live := d.LiveObjects(); live != 0 {
+				t.Errorf("%d Vulkan objects live after closing a lost device", live)
+			}
+		})
+	}
+}

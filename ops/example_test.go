@@ -1,0 +1,103 @@
+package ops_test
+
+import (
+	"fmt"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+)
+
+// Select picks then's elements where cond is true and else's where it is
+// false; else, a row, is broadcast numpy-style to then's shape.
+func ExampleSelect() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	cond, _ := device.FromSlice(d, []bool{true, false, true, false, false, true}, 2, 3)
+	then, _ := device.FromSlice(d, []int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	els, _ := device.FromSlice(d, []int32{-1, -2, -3}, 3)
+
+	y, err := ops.Select(cond, then, els)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, err := device.ToSlice[int32](y)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(y, got)
+
+	// Shapes that do not broadcast are refused before anything runs.
+	col, _ := device.FromSlice(d, []int32{7, 8}, 2)
+	_, err = ops.Select(cond, then, col)
+	fmt.Println(err)
+	// Output:
+	// i32[2 3] [1 -2 3 -1 -2 6]
+	// select: then shape [2 3] and else shape [2] do not broadcast (axis -1: 3 vs 2)
+}
+
+// Where takes tensors or scalars; a scalar beside a tensor converts to
+// the tensor's element type, exactly, or is an error.
+func ExampleWhere() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	cond, _ := device.FromSlice(d, []bool{true, false, true, false})
+	x, _ := device.FromSlice(d, []uint8{10, 20, 30, 40})
+
+	y, err := ops.Where(cond, x, 0) // the plain 0 becomes a u8
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ := device.ToSlice[uint8](y)
+	fmt.Println(y, got)
+
+	_, err = ops.Where(cond, x, -1) // u8 cannot hold -1
+	fmt.Println(err)
+	// Output:
+	// u8[4] [10 0 30 0]
+	// where: other scalar -1 cannot be represented as u8
+}
+
+// ReduceLogicalOr folds bool data along axes; KeepDims keeps the reduced
+// axes with size 1.
+func ExampleReduceLogicalOr() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	data, _ := device.FromSlice(d, []bool{
+		false, false, false,
+		false, true, false,
+	}, 2, 3)
+
+	rows, err := ops.ReduceLogicalOr(data, []int{1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ := device.ToSlice[bool](rows)
+	fmt.Println(rows, got)
+
+	all, err := ops.ReduceLogicalOr(data, []int{0, -1}, ops.KeepDims(true))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ = device.ToSlice[bool](all)
+	fmt.Println(all, got)
+	// Output:
+	// bool[2] [false true]
+	// bool[1 1] [true]
+}

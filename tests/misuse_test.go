@@ -1,0 +1,610 @@
+package tests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// API misuse (issue #6): every way a caller can hand the ops and the
+// device something wrong is an error matching the sentinel that names
+// it, never a panic, and leaves every input tensor as it was.
+//
+//	ops.ErrInvalid       rule violations: types, shapes, axes, scalars,
+//	                     nil, freed and foreign tensors
+//	device.ErrFreed      a device method on a freed tensor
+//	device.ErrClosed     anything on a closed device, ops included
+//	device.ErrOutOfMemory a tensor or an op's output past the heap
+
+// newMisRand returns the random source of the misuse tests.
+func newMisRand() *rand.Rand { return rand.New(rand.NewPCG(6, 1)) }
+
+// The helpers of misuse_test.go, concurrency_test.go and leak_test.go
+// stand apart from those of select_test.go and reduce_test.go, so that
+// these tests do not move when those do.
+
+// misHost builds a host tensor from Go values; an empty shape is 0-D.
+func misHost[T tensor.Element](shape []int, data ...T) *tensor.Host {
+	if shape == nil {
+		shape = []int{}
+	}
+	h, err := tensor.FromSlice(data, shape...)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// misRandom returns a tensor of random bytes: bools are 0 about half the
+// time and any nonzero byte otherwise, as bool tensors may hold.
+func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
+	h, err := tensor.New(dt, shape)
+	if err != nil {
+		panic(err)
+	}
+	for i := range h.Data {
+		h.Data[i] = byte(rng.Uint32())
+		if dt == tensor.Bool && h.Data[i]&1 == 0 {
+			h.Data[i] = 0
+		}
+	}
+	return h
+}
+
+// misDiff describes how got differs from want, or returns "".
+func misDiff(got, want *tensor.Host) string {
+	switch {
+	case got.DType != want.DType || !got.Shape.Equal(want.Shape):
+		return fmt.Sprintf("got %v%v, want %v%v", got.DType, got.Shape, want.DType, want.Shape)
+	case !bytes.Equal(got.Data, want.Data):
+		size := want.DType.Size()
+		for i := 0; i < len(want.Data); i += size {
+			if !bytes.Equal(got.Data[i:i+size], want.Data[i:i+size]) {
+				return fmt.Sprintf("element %d of %d is % x, want % x", i/size, want.Len(), got.Data[i:i+size], want.Data[i:i+size])
+			}
+		}
+	}
+	return ""
+}
+
+// misInputs is a set of device tensors and the bytes each must keep.
+type misInputs struct {
+	ts    []*device.Tensor
+	hosts []*tensor.Host
+}
+
+func (m *misInputs) add(t testing.TB, d *device.Device, h *tensor.Host) *device.Tensor {
+	t.Helper()
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatalf("upload %v%v: %v", h.DType, h.Shape, err)
+	}
+	m.ts, m.hosts = append(m.ts, x), append(m.hosts, h)
+	return x
+}
+
+// intact fails t unless every input still downloads to its bytes.
+func (m *misInputs) intact(t testing.TB, after string) {
+	t.Helper()
+	for i, x := range m.ts {
+		h, err := x.Download()
+		if err != nil {
+			t.Errorf("after %s: download of input %v: %v", after, x, err)
+			continue
+		}
+		if !bytes.Equal(h.Data, m.hosts[i].Data) {
+			t.Errorf("after %s: input %v changed", after, x)
+		}
+	}
+}
+
+// misExpect fails t unless the op returned no tensor and an error
+// matching want.
+func misExpect(t testing.TB, name string, y *device.Tensor, err error, want error) {
+	t.Helper()
+	if y != nil {
+		t.Errorf("%s: returned a tensor %v with error %v", name, y, err)
+		y.Free()
+	}
+	if !errors.Is(err, want) {
+		t.Errorf("%s: error %v, want one matching %q", name, err, want)
+	}
+}
+
+// TestMisuseOps feeds every op arguments its rules reject and requires
+// ops.ErrInvalid and untouched inputs, on a device that keeps working.
+func TestMisuseOps(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	other := devtest.Open(t, device.Options{})
+	var in misInputs
+	rng := newMisRand()
+	cond := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{2, 3}))
+	i32 := in.add(t, d, misRandom(rng, tensor.I32, tensor.Shape{2, 3}))
+	f32 := in.add(t, d, misRandom(rng, tensor.F32, tensor.Shape{2, 3}))
+	u8 := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{2, 3}))
+	row2 := in.add(t, d, misRandom(rng, tensor.I32, tensor.Shape{2}))
+	row3 := in.add(t, d, misRandom(rng, tensor.I32, tensor.Shape{3}))
+	i8c := in.add(t, d, misRandom(rng, tensor.I8, tensor.Shape{2, 3}))
+	data := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{2, 3, 4}))
+	scalarBool := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{}))
+	foreign := in.add(t, other, misRandom(rng, tensor.I32, tensor.Shape{2, 3}))
+	foreignCond := in.add(t, other, misRandom(rng, tensor.Bool, tensor.Shape{2, 3}))
+	freed, err := device.FromSlice(d, []int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed.Free()
+	freedCond, err := device.FromSlice(d, []bool{true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freedCond.Free()
+	zero := &device.Tensor{} // never made by a device
+	var nilT *device.Tensor
+
+	type call struct {
+		name string
+		run  func() (*device.Tensor, error)
+	}
+	sel := func(name string, c, a, b *device.Tensor, opts ...ops.SelectOption) call {
+		return call{"select: " + name, func() (*device.Tensor, error) { return ops.Select(c, a, b, opts...) }}
+	}
+	where := func(name string, c *device.Tensor, a, b any) call {
+		return call{"where: " + name, func() (*device.Tensor, error) { return ops.Where(c, a, b) }}
+	}
+	red := func(name string, x *device.Tensor, axes []int, opts ...ops.ReduceOption) []call {
+		return []call{
+			{"reduce_logical_or: " + name, func() (*device.Tensor, error) { return ops.ReduceLogicalOr(x, axes, opts...) }},
+			{"reduce_logical_and: " + name, func() (*device.Tensor, error) { return ops.ReduceLogicalAnd(x, axes, opts...) }},
+		}
+	}
+	calls := []call{
+		// Element types.
+		sel("then i32, else f32", cond, i32, f32),
+		sel("then u8, else i32", cond, u8, i32),
+		sel("cond i8", i8c, i32, i32),
+		sel("cond i32", i32, i32, i32),
+		where("input i32, other f32", cond, i32, f32),
+		where("cond u8", u8, 1, 0),
+		where("typed scalars of two types", cond, ops.Scalar(1, tensor.I8), ops.Scalar(1, tensor.U8)),
+		// Shapes, under every mode.
+		sel("numpy: then [2 3], else [2]", cond, i32, row2),
+		sel("numpy: cond wider than the result", cond, row3, row3),
+		sel("none: unequal shapes", cond, i32, row3, ops.WithBroadcast(ops.BroadcastNone)),
+		sel("pdpd: else wider than then", cond, row3, i32, ops.WithBroadcast(ops.BroadcastPDPD)),
+		sel("pdpd: cond wider than then", cond, row2, row2, ops.WithBroadcast(ops.BroadcastPDPD)),
+		sel("unknown broadcast mode", cond, i32, i32, ops.WithBroadcast(ops.Broadcast(9))),
+		where("cond [2 3], input [2]", cond, row2, 0),
+		where("cond [2 3], input [3], other [2]", cond, row3, row2),
+		// Scalars that the type cannot hold, and things that are not scalars.
+		where("-1 beside u8", cond, u8, -1),
+		where("256 beside u8", cond, 256, u8),
+		where("1.5 beside i32", cond, i32, 1.5),
+		where("NaN beside i32", cond, math.NaN(), i32),
+		where("+Inf beside u8", cond, u8, math.Inf(1)),
+		where("uint64 max beside i32", cond, i32, uint64(math.MaxUint64)),
+		where("i8 scalar 300", cond, ops.Scalar(300, tensor.I8), ops.Scalar(0, tensor.I8)),
+		where("u8 scalar -1", cond, ops.Scalar(-1, tensor.U8), 0),
+		where("f16 scalar 1e6", cond, ops.Scalar(1e6, tensor.F16), 0),
+		where("f32 scalar 1e39", cond, 0, ops.Scalar(1e39, tensor.F32)),
+		where("bool scalar 2", cond, ops.Scalar(2, tensor.Bool), ops.Scalar(true, tensor.Bool)),
+		where("typed i32 scalar 2^40 beside i32", cond, i32, ops.Scalar(int64(1)<<40, tensor.I64)),
+		where("tensor.Scalar with bits past its size", cond, tensor.Scalar{DType: tensor.U8, Bits: 0x100}, u8),
+		where("tensor.Scalar of an invalid type", cond, tensor.Scalar{DType: 99}, 0),
+		where("ops.Scalar of tensor.Invalid", cond, ops.Scalar(1, tensor.Invalid), 0),
+		where("a string", cond, "1", 0),
+		where("a slice", cond, []int{1}, 0),
+		where("a struct", cond, struct{}{}, 0),
+		where("a host tensor", cond, misHost([]int{2, 3}, int32(1), 2, 3, 4, 5, 6), 0),
+		// nil, never made, freed and foreign tensors.
+		sel("nil cond", nil, i32, i32),
+		sel("nil then", cond, nil, i32),
+		sel("nil else", cond, i32, nil),
+		sel("zero-value cond", zero, i32, i32),
+		sel("zero-value else", cond, i32, zero),
+		sel("freed cond", freedCond, i32, i32),
+		sel("freed then", cond, freed, i32),
+		sel("foreign then", cond, foreign, i32),
+		sel("foreign cond", foreignCond, i32, i32),
+		where("nil cond", nil, 1, 0),
+		where("nil input", cond, nil, 0),
+		where("typed nil input", cond, nilT, 0),
+		where("zero-value other", cond, 1, zero),
+		where("freed cond", freedCond, 1, 0),
+		where("freed input", cond, freed, 0),
+		where("foreign other", cond, 0, foreign),
+		where("foreign cond", foreignCond, i32, 0),
+	}
+	calls = append(calls, red("axis 3 of rank 3", data, []int{3})...)
+	calls = append(calls, red("axis -4 of rank 3", data, []int{-4})...)
+	calls = append(calls, red("axis 1 twice", data, []int{1, 1})...)
+	calls = append(calls, red("axes 2 and -1", data, []int{2, -1}, ops.KeepDims(true))...)
+	calls = append(calls, red("axis MinInt", data, []int{math.MinInt})...)
+	calls = append(calls, red("axis 0 of a 0-D tensor", scalarBool, []int{0})...)
+	calls = append(calls, red("i32 data", i32, []int{0})...)
+	calls = append(calls, red("u8 data", u8, nil)...)
+	calls = append(calls, red("nil data", nil, []int{0})...)
+	calls = append(calls, red("zero-value data", zero, []int{0})...)
+	calls = append(calls, red("freed data", freedCond, []int{0})...)
+
+	live := d.LiveObjects()
+	for _, c := range calls {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic: %v", c.name, r)
+				}
+			}()
+			y, err := c.run()
+			misExpect(t, c.name, y, err, ops.ErrInvalid)
+		}()
+	}
+	if got := d.LiveObjects(); got != live {
+		t.Errorf("rejected ops changed the live Vulkan objects from %d to %d", live, got)
+	}
+	in.intact(t, "the rejected ops")
+	// The device still works: a valid op after them all.
+	y, err := ops.Select(cond, i32, row3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := cpuref.Select(in.hosts[0], in.hosts[1], in.hosts[5], "numpy")
+	if s := misDiff(got, want); s != "" {
+		t.Errorf("select after the rejected ops: %s", s)
+	}
+	y.Free()
+	t.Logf("%d misuses of the ops, each ops.ErrInvalid, inputs intact", len(calls))
+}
+
+// TestMisuseFreed uses tensors after Free, twice freed, and nil ones:
+// device methods report device.ErrFreed, ops ops.ErrInvalid, and Free
+// itself never fails or panics.
+func TestMisuseFreed(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	var in misInputs
+	rng := newMisRand()
+	keep := in.add(t, d, misRandom(rng, tensor.U32, tensor.Shape{100}))
+	x, err := device.FromSlice(d, []float32{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Free()
+	x.Free() // twice
+	n := 0
+	check := func(name string, err error) {
+		t.Helper()
+		n++
+		if !errors.Is(err, device.ErrFreed) {
+			t.Errorf("%s after Free: %v, want ErrFreed", name, err)
+		}
+	}
+	_, err = x.Download()
+	check("Download", err)
+	check("Read", x.Read(make([]byte, 16)))
+	check("Write", x.Write(make([]byte, 16)))
+	_, _, err = x.Mapped()
+	check("Mapped", err)
+	check("Err", x.Err())
+	_, err = device.ToSlice[float32](x)
+	check("ToSlice", err)
+	y, err := d.Empty(tensor.F32, tensor.Shape{4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Copy from", d.Copy(y, x))
+	check("Copy into", d.Copy(x, y))
+	y.Free()
+
+	// The output of an op, freed before and after its work completes.
+	c := in.add(t, d, misHost([]int{4}, true, false, true, false))
+	a := in.add(t, d, misHost([]int{4}, int16(1), 2, 3, 4))
+	for _, wait := range []bool{false, true} {
+		z, err := ops.Where(c, a, int16(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait {
+			if err := d.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		z.Free()
+		z.Free()
+		_, err = z.Download()
+		check(fmt.Sprintf("Download of an op's output (synced %v)", wait), err)
+		_, err = ops.ReduceLogicalOr(z, nil)
+		n++
+		if !errors.Is(err, ops.ErrInvalid) {
+			t.Errorf("reduce of a freed output: %v, want ops.ErrInvalid", err)
+		}
+	}
+
+	// Free of nil and never-made tensors does nothing; using them is an
+	// error, not a panic.
+	var nilT *device.Tensor
+	nilT.Free()
+	(&device.Tensor{}).Free()
+	for _, tt := range []*device.Tensor{nilT, {}} {
+		if _, err := tt.Download(); err == nil {
+			t.Error("Download of a nil tensor succeeded")
+		}
+		if err := tt.Err(); err == nil {
+			t.Error("Err of a nil tensor is nil")
+		}
+		if err := d.Copy(keep, tt); err == nil {
+			t.Error("Copy from a nil tensor succeeded")
+		}
+		n += 3
+	}
+	in.intact(t, "use after Free")
+	t.Logf("%d uses of freed or nil tensors", n)
+}
+
+// TestMisuseClosed uses a device after Close: every method and every op
+// reports device.ErrClosed, with work still pending at Close too, and
+// Close, Free and the read-only accessors stay safe.
+func TestMisuseClosed(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := newMisRand()
+	var in misInputs
+	c := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{3, 4}))
+	a := in.add(t, d, misRandom(rng, tensor.F32, tensor.Shape{3, 4}))
+	b := in.add(t, d, misRandom(rng, tensor.F32, tensor.Shape{4}))
+	in.intact(t, "upload")
+	pending, err := ops.Select(c, a, b) // recorded, not yet waited for
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("Close with work pending: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if live := d.LiveObjects(); live != 0 {
+		t.Errorf("%d Vulkan objects live after Close", live)
+	}
+	n := 0
+	check := func(name string, err error) {
+		t.Helper()
+		n++
+		if !errors.Is(err, device.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	_, err = d.Empty(tensor.F32, tensor.Shape{2})
+	check("Empty", err)
+	_, err = d.Upload(misHost([]int{1}, 1.5))
+	check("Upload", err)
+	_, err = device.FromSlice(d, []int8{1})
+	check("FromSlice", err)
+	check("Sync", d.Sync())
+	check("Flush", d.Flush())
+	_, err = d.GPUTime(func() error { return nil })
+	check("GPUTime", err)
+	check("Copy", d.Copy(a, a))
+	for _, x := range []*device.Tensor{c, a, pending} {
+		_, err = x.Download()
+		check("Download of "+x.String(), err)
+		check("Read of "+x.String(), x.Read(make([]byte, x.Bytes())))
+		check("Write of "+x.String(), x.Write(make([]byte, x.Bytes())))
+		_, _, err = x.Mapped()
+		check("Mapped of "+x.String(), err)
+		check("Err of "+x.String(), x.Err())
+	}
+	for name, op := range map[string]func() (*device.Tensor, error){
+		"Select":           func() (*device.Tensor, error) { return ops.Select(c, a, b) },
+		"Where":            func() (*device.Tensor, error) { return ops.Where(c, a, 0) },
+		"Where of scalars": func() (*device.Tensor, error) { return ops.Where(c, 1, 0) },
+		"ReduceLogicalOr":  func() (*device.Tensor, error) { return ops.ReduceLogicalOr(c, []int{0}) },
+		"ReduceLogicalAnd": func() (*device.Tensor, error) { return ops.ReduceLogicalAnd(c, nil) },
+	} {
+		y, err := op()
+		n++
+		misExpect(t, name+" after Close", y, err, device.ErrClosed)
+	}
+	// Accessors that read what Open found still answer; Free is a no-op.
+	if d.Info() == nil || d.String() == "" || d.PageSize() == 0 || a.Len() != 12 || a.DType() != tensor.F32 {
+		t.Error("accessors fail after Close")
+	}
+	for _, x := range []*device.Tensor{c, a, b, pending} {
+		x.Free()
+		x.Free()
+	}
+	t.Logf("%d uses of a closed device", n)
+}
+
+// TestMisuseForeign mixes tensors of two devices: ops report
+// ops.ErrInvalid, Copy an error, and both devices keep their data.
+func TestMisuseForeign(t *testing.T) {
+	d1 := devtest.Open(t, device.Options{})
+	d2 := devtest.Open(t, device.Options{})
+	rng := newMisRand()
+	var in misInputs
+	c1 := in.add(t, d1, misRandom(rng, tensor.Bool, tensor.Shape{8}))
+	a1 := in.add(t, d1, misRandom(rng, tensor.U16, tensor.Shape{8}))
+	c2 := in.add(t, d2, misRandom(rng, tensor.Bool, tensor.Shape{8}))
+	a2 := in.add(t, d2, misRandom(rng, tensor.U16, tensor.Shape{8}))
+	for _, x := range []struct {
+		name string
+		run  func() (*device.Tensor, error)
+	}{
+		{"select cond of d1, then and else of d2", func() (*device.Tensor, error) { return ops.Select(c1, a2, a2) }},
+		{"select else of d2", func() (*device.Tensor, error) { return ops.Select(c1, a1, a2) }},
+		{"select then of d1", func() (*device.Tensor, error) { return ops.Select(c2, a1, a2) }},
+		{"where input of d2", func() (*device.Tensor, error) { return ops.Where(c1, a2, 0) }},
+		{"where other of d1", func() (*device.Tensor, error) { return ops.Where(c2, 7, a1) }},
+	} {
+		y, err := x.run()
+		misExpect(t, x.name, y, err, ops.ErrInvalid)
+	}
+	if err := d1.Copy(a1, a2); err == nil {
+		t.Error("Copy from another device's tensor succeeded")
+	}
+	if err := d1.Copy(a2, a1); err == nil {
+		t.Error("Copy into another device's tensor succeeded")
+	}
+	in.intact(t, "mixing devices")
+	t.Logf("7 mixes of two devices' tensors, inputs intact")
+}
+
+// TestExhaustion allocates past the device heap in the ways a caller
+// can: one tensor too large, many tensors, an op whose output does not
+// fit, and a reduction whose temporary does not fit. Each is
+// device.ErrOutOfMemory, leaves the inputs intact and the Vulkan objects
+// as they were, and the same work succeeds once memory is freed. (On
+// lavapipe the heap is 2 GiB of memory that is never touched, so filling
+// it takes well under a second.)
+func TestExhaustion(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	var heap uint64
+	for _, h := range d.Info().Heaps {
+		if h.DeviceLocal {
+			heap = max(heap, h.Size)
+		}
+	}
+	if heap == 0 || heap > 64<<30 {
+		t.Skipf("SKIP: a device-local heap of %d bytes is too large to fill here", heap)
+	}
+	rng := newMisRand()
+	var in misInputs
+	// The reduction's data and output live in slabs made now: data
+	// [256 2 256] over axes 0 and 2 reduces the last axis first, into a
+	// temporary of 512 bytes, a slab class that nothing else uses.
+	data := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{256, 2, 256}))
+	// A smaller reduction of the same two passes measures the kernel
+	// variants now, with room to, and leaves its temporary in a slab
+	// class of its own.
+	small, err := d.Upload(misRandom(rng, tensor.Bool, tensor.Shape{64, 2, 64}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y, err := ops.ReduceLogicalOr(small, []int{0, 2}); err != nil {
+		t.Fatal(err)
+	} else if _, err := y.Download(); err != nil {
+		t.Fatal(err)
+	} else {
+		y.Free()
+	}
+	small.Free()
+	warm, err := d.Empty(tensor.Bool, tensor.Shape{2}) // the output's slab, kept
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Select of these makes a 4 MiB output.
+	cond := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{1 << 10, 1}))
+	then := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1 << 10, 1}))
+	els := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1, 1 << 12}))
+	live := d.LiveObjects()
+	selectWorks := func(when string) {
+		t.Helper()
+		y, err := ops.Select(cond, then, els)
+		if err != nil {
+			t.Fatalf("select %s: %v", when, err)
+		}
+		defer y.Free()
+		got, err := y.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := cpuref.Select(in.hosts[1], in.hosts[2], in.hosts[3], "numpy")
+		if s := misDiff(got, want); s != "" {
+			t.Fatalf("select %s: %s", when, s)
+		}
+	}
+
+	// One tensor larger than the heap.
+	_, err = d.Empty(tensor.U8, tensor.Shape{int(heap) + 1})
+	misExpect(t, "a tensor of heap+1 bytes", nil, err, device.ErrOutOfMemory)
+	// Ops whose output is larger than the heap: [2^k 1] broadcast
+	// against [1 2^k] makes 2^2k bytes.
+	k := 1
+	for uint64(1)<<(2*k) <= heap {
+		k++
+	}
+	bigCond := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{1 << k, 1}))
+	bigCol := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1 << k, 1}))
+	bigRow := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1, 1 << k}))
+	y, err := ops.Select(bigCond, bigCol, bigRow)
+	misExpect(t, "select into more than the heap", y, err, device.ErrOutOfMemory)
+	y, err = ops.Where(bigCond, bigRow, 0)
+	misExpect(t, "where into more than the heap", y, err, device.ErrOutOfMemory)
+	// A reduction whose output is larger than the heap, from no data.
+	empty := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{0, int(heap) + 1}))
+	y, err = ops.ReduceLogicalAnd(empty, []int{0})
+	misExpect(t, "reduce into more than the heap", y, err, device.ErrOutOfMemory)
+	in.intact(t, "outputs larger than the heap")
+	selectWorks("after outputs larger than the heap")
+
+	// Fill the heap with 16 MiB tensors until it refuses one, then with
+	// 2 MiB ones: less than 2 MiB is left.
+	var filler []*device.Tensor
+	for _, chunk := range []int{16 << 20, 2 << 20} {
+		n := 0
+		for {
+			x, err := d.Empty(tensor.U8, tensor.Shape{chunk})
+			if err != nil {
+				if !errors.Is(err, device.ErrOutOfMemory) {
+					t.Fatalf("filling the heap: %v, want ErrOutOfMemory", err)
+				}
+				break
+			}
+			filler = append(filler, x)
+			if n++; n > int(heap)/chunk+2 {
+				t.Fatalf("%d tensors of %d bytes fit in a heap of %d bytes", n, chunk, heap)
+			}
+		}
+		t.Logf("heap of %d MiB: %d more tensors of %d MiB, then ErrOutOfMemory", heap>>20, n, chunk>>20)
+	}
+	// A full heap: a select whose 4 MiB output does not fit, and a
+	// reduction whose output fits in a slab slot while its temporary
+	// needs a new slab.
+	liveFull := d.LiveObjects()
+	y, err = ops.Select(cond, then, els)
+	misExpect(t, "select on a full heap", y, err, device.ErrOutOfMemory)
+	y, err = ops.ReduceLogicalOr(data, []int{0, 2})
+	misExpect(t, "reduce whose temporary does not fit", y, err, device.ErrOutOfMemory)
+	t.Logf("reduce on a full heap: %v", err)
+	if got := d.LiveObjects(); got != liveFull {
+		t.Errorf("failed ops on a full heap changed the live Vulkan objects from %d to %d", liveFull, got)
+	}
+	in.intact(t, "running out of memory")
+
+	// Free the filler: the same ops now succeed and agree with cpuref.
+	for _, x := range filler {
+		x.Free()
+	}
+	warm.Free()
+	y, err = ops.ReduceLogicalOr(data, []int{0, 2})
+	if err != nil {
+		t.Fatalf("reduce after freeing: %v", err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := cpuref.ReduceLogicalOr(in.hosts[0], []int{0, 2}, false)
+	if s := misDiff(got, want); s != "" {
+		t.Errorf("reduce after freeing: %s", s)
+	}
+	y.Free()
+	selectWorks("after freeing")
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	in.intact(t, "recovering")
+	t.Logf("live Vulkan objects: %d before filling, %d full, %d after freeing", live, liveFull, d.LiveObjects())
+}
