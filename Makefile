@@ -44,7 +44,8 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/vkops ./cmd/vkops
 
-shaders/%.spv: shaders/%.comp
+# Variant files (*.comp) include the kernel bodies (*.glsl).
+shaders/%.spv: shaders/%.comp $(wildcard shaders/*.glsl)
 	$(GLSLC) $(GLSLC_FLAGS) -o $@ $<
 
 shaders: $(SPIRV)

@@ -146,7 +146,10 @@ def run(args):
                 t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
                 results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
     for pattern, shape, axes, keep in reduce_cases(args.elems):
-        data = np.zeros(shape, dtype=np.bool_)
+        # np.zeros would map every page to the one zero page, which reads
+        # from cache: fill real memory, as vkops reads real memory.
+        data = np.empty(shape, dtype=np.bool_)
+        data.fill(False)
         data.flat[-1] = True  # the worst case for early exits: the only true is last
         out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
         nbytes = data.nbytes + out_elems

@@ -525,3 +525,28 @@ func TestTexelBinding(t *testing.T) {
 		t.Errorf("%d live Vulkan objects after the batch: views not released?", live)
 	}
 }
+
+// GPUTime calls nest: the outer one counts the inner one's work.
+func TestGPUTimeNested(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	x, _ := d.Empty(tensor.U8, tensor.Shape{1 << 20})
+	y, _ := d.Empty(tensor.U8, tensor.Shape{1 << 20})
+	if err := x.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	var inner float64
+	outer, err := d.GPUTime(func() error {
+		if err := d.Copy(y, x); err != nil {
+			return err
+		}
+		var err error
+		inner, err = d.GPUTime(func() error { return d.Copy(x, y) })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner <= 0 || outer <= inner {
+		t.Errorf("outer %v ns, inner %v ns: want 0 < inner < outer", outer, inner)
+	}
+}

@@ -304,7 +304,9 @@ func (d *Device) Flush() error {
 
 // GPUTime runs f, with every batch it records timed by GPU timestamps, and
 // returns the device time those batches took in nanoseconds. Work pending
-// before the call is finished first and not counted.
+// before the call is finished first and not counted. Calls may nest (an
+// op that measures its kernel variants on first use inside a caller's
+// GPUTime): the outer call counts the inner call's batches too.
 func (d *Device) GPUTime(f func() error) (float64, error) {
 	d.mu.Lock()
 	if err := d.usable(); err != nil {
@@ -315,12 +317,18 @@ func (d *Device) GPUTime(f func() error) (float64, error) {
 		d.mu.Unlock()
 		return 0, err
 	}
-	d.stream.timing, d.stream.gpuNanos = true, 0
+	outer := d.stream.timing
+	base := d.stream.gpuNanos
+	d.stream.timing = true
 	d.mu.Unlock()
 	ferr := f()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	err := d.stream.drain()
-	d.stream.timing = false
-	return d.stream.gpuNanos, errors.Join(ferr, err)
+	ns := d.stream.gpuNanos - base
+	d.stream.timing = outer
+	if !outer {
+		d.stream.gpuNanos = 0
+	}
+	return ns, errors.Join(ferr, err)
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
@@ -20,12 +21,119 @@ func KeepDims(keep bool) ReduceOption {
 	return func(o *reduceOptions) { o.keepDims = keep }
 }
 
-// The kernels of both reductions; the spec constant AND picks the fold.
+// The kernel variants of both reductions; the spec constant AND picks
+// the fold, so Or and And share each kernel. The portable variants read
+// through storage buffers, which every device has; the texel variants
+// read the same bytes through rgba32ui texel-buffer views, 16 bools a
+// texel, which lavapipe loads many times faster.
 var (
-	reduceInnerKernel = kernel("reduce_inner", 2, 13)
-	reduceOuterKernel = kernel("reduce_outer", 2, 16)
-	reduceFillKernel  = kernel("reduce_fill", 1, 3)
+	reduceInnerPortable = &variant{name: "portable", kernel: kernel("reduce_inner", 2, 13)}
+	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", 13), needs: reduceHasTexels}
+	// texel-subgroup combines the chunks of a row that a subgroup read
+	// with subgroupOr before one atomic: worth it where atomics on one
+	// word are dear, as on GPUs with many invocations.
+	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", 13), needs: reduceHasSubgroup}
+	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, 16)}
+	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", 16), needs: reduceHasTexels}
+
+	reduceFillKernel = kernel("reduce_fill", 1, 3)
 )
+
+// reduceClass is the plan class of a dispatch: its variant is chosen,
+// by measurement, per class and device.
+type reduceClass int
+
+const (
+	reduceRows  reduceClass = iota // inner: each row read whole by one invocation
+	reduceSplit                    // inner: few long rows, each read in chunks by many invocations
+	reduceCols                     // outer: down the columns of rows
+	reduceClasses
+)
+
+// reduceFamilies holds the family of each class.
+var reduceFamilies = [reduceClasses]*family{
+	reduceRows: register(&family{
+		key:      "reduce/rows",
+		variants: []*variant{reduceInnerPortable, reduceInnerTexel},
+		measure:  reduceMeasure(reduceRows),
+	}),
+	reduceSplit: register(&family{
+		key:      "reduce/split",
+		variants: []*variant{reduceInnerPortable, reduceInnerTexel, reduceInnerSubgroup},
+		measure:  reduceMeasure(reduceSplit),
+	}),
+	reduceCols: register(&family{
+		key:      "reduce/cols",
+		variants: []*variant{reduceOuterPortable, reduceOuterTexel},
+		measure:  reduceMeasure(reduceCols),
+	}),
+}
+
+// reduceMeasured is the reduction each class is measured by: one pass
+// of that class over 16 MiB, large enough that a dispatch's fixed cost
+// is small beside it, small enough that measuring every variant on
+// first use takes a fraction of a second on lavapipe.
+var reduceMeasured = [reduceClasses]struct {
+	shape   tensor.Shape
+	reduced []bool
+}{
+	reduceRows:  {tensor.Shape{1024, 16384}, []bool{false, true}}, // rows of 16 KiB
+	reduceSplit: {tensor.Shape{16 << 20}, []bool{true}},           // one row of 16 MiB
+	reduceCols:  {tensor.Shape{1024, 16384}, []bool{true, false}}, // 1024 rows down their columns
+}
+
+// reduceTexelKernel declares a reduce kernel that reads its input,
+// binding 0, as an rgba32ui texel buffer, and writes binding 1, a
+// storage buffer.
+func reduceTexelKernel(name string, pushWords int) *device.Kernel {
+	k := kernel(name, 2, pushWords)
+	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.Storage}
+	return k
+}
+
+func reduceHasTexels(d *device.Device) bool { return d.HasTexels(device.TexelRGBA32UI) }
+
+func reduceHasSubgroup(d *device.Device) bool {
+	info := d.Info()
+	return reduceHasTexels(d) && info.HasSubgroupOp("arithmetic") && info.HasSubgroupOp("vote")
+}
+
+// reduceMeasure returns the measure of class c's family: the device time
+// of the best of three runs of reduceMeasured[c] by the variant, over
+// zeros, where nothing stops early and no atomic runs: the worst case.
+// Other work on the machine only ever slows a run down.
+func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error) {
+	shape, reduced := reduceMeasured[c].shape, reduceMeasured[c].reduced
+	return func(d *device.Device, v *variant) (float64, error) {
+		x, err := d.Empty(tensor.Bool, shape)
+		if err != nil {
+			return 0, err
+		}
+		defer x.Free()
+		outShape, err := reduceOutputShape("measure", shape, reduced, false)
+		if err != nil {
+			return 0, err
+		}
+		y, err := d.Empty(tensor.Bool, outShape)
+		if err != nil {
+			return 0, err
+		}
+		defer y.Free()
+		r := reducer{d: d, tune: reduceTuning, variant: func(reduceClass) (*variant, error) { return v, nil }}
+		if err := r.fill(x); err != nil {
+			return 0, err
+		}
+		best := math.Inf(1)
+		for range 3 {
+			ns, err := d.GPUTime(func() error { return r.run(x, y, shape, reduced) })
+			if err != nil {
+				return 0, err
+			}
+			best = min(best, ns)
+		}
+		return best, nil
+	}
+}
 
 // ReduceLogicalOr returns the logical or of data's elements along axes
 // in a new tensor: OpenVINO ReduceLogicalOr-1 as the spec README decides
@@ -77,7 +185,9 @@ func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	r := reducer{d: d, and: and, tune: reduceTuning}
+	r := reducer{d: d, and: and, tune: reduceTuning, variant: func(c reduceClass) (*variant, error) {
+		return reduceFamilies[c].pick(d)
+	}}
 	if err := r.run(data, out, shape, reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -102,6 +212,9 @@ type reducer struct {
 	d    *device.Device
 	and  bool
 	tune reduceTune
+	// variant returns the variant to run dispatches of class c with: the
+	// family's pick, or the one a measurement times.
+	variant func(c reduceClass) (*variant, error)
 }
 
 // identity is the fold's value over no elements, in each byte of a word.
@@ -178,18 +291,24 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 			return err
 		}
 		out.Write = true
-		j := reduceJob{args: []device.Arg{in, out}}
-		var sh bool
+		var pl reducePlan
 		if p.inner() {
-			j.k, j.spec = reduceInnerKernel, []uint32{uint32(r.tune.groupSize), reduceFlag(r.and)}
-			j.push, j.n, sh = r.tune.innerPush(p, pp, inSkip, outSkip)
+			pl = r.tune.innerPlan(p, pp, inSkip, outSkip)
 		} else {
-			vec := p.vecOK(pp, inSkip, outSkip)
-			j.k, j.spec = reduceOuterKernel, []uint32{uint32(r.tune.groupSize), reduceFlag(r.and), reduceFlag(vec)}
-			j.push, j.n, sh = r.tune.outerPush(p, pp, inSkip, outSkip, vec)
+			pl = r.tune.outerPlan(p, pp, inSkip, outSkip)
 		}
-		shared = shared || sh
-		jobs = append(jobs, j)
+		v, err := r.variant(pl.class)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, reduceJob{
+			k:    v.kernel,
+			spec: append([]uint32{uint32(r.tune.groupSize), reduceFlag(r.and)}, pl.spec...),
+			args: []device.Arg{in, out},
+			push: pl.push,
+			n:    pl.n,
+		})
+		shared = shared || pl.shared
 	}
 	if shared {
 		if err := r.fill(dst); err != nil {

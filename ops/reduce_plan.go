@@ -14,14 +14,16 @@ import (
 //     alternating kept and reduced dimensions.
 //  2. Passes: each pass views its input as [B, R, C] bytes and reduces R,
 //     the largest reduced dimension left, into [B, C]; a pass with C = 1
-//     reduces contiguous rows (reduce_inner.comp), any other reduces
-//     across rows (reduce_outer.comp). Taking the largest first makes the
+//     reduces contiguous rows (reduce_inner.glsl), any other reduces
+//     across rows (reduce_outer.glsl). Taking the largest first makes the
 //     first pass, which reads everything, shrink the data the most; the
 //     passes after it read a fraction. A single reduced dimension, the
 //     usual case, is a single pass.
 //  3. Pieces: each pass is cut into boxes of [B, R, C] whose input and
 //     output bytes each lie in one page, since a binding covers one page.
-//     Each piece is one dispatch.
+//     Each piece is one dispatch, planned by innerPlan or outerPlan: its
+//     push and spec constants, and its class (rows, split rows, columns),
+//     whose family's chosen variant runs it.
 
 // reduceTuning sets how work is spread over invocations. Tests change it
 // to reach the split paths with small tensors.
@@ -263,26 +265,72 @@ func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perI
 	return 1, parts, partLen
 }
 
-// innerPush returns the push constants of reduce_inner.comp for piece p
-// of pass ps, whose bindings start inSkip and outSkip bytes before the
-// data, the invocations to dispatch, and whether invocations share
-// output words.
-func (t reduceTune) innerPush(ps reducePass, p reducePiece, inSkip, outSkip uint64) (words, uint64, bool) {
+// Reading paths of reduce_inner.glsl (spec constant PATH).
+const (
+	reduceVectors   = iota // rows of whole, aligned 16-byte vectors
+	reduceMasked           // rows of reduceShort bytes or more, anywhere
+	reduceShortRows        // rows of fewer than reduceShort bytes
+	reduceRowVecs          // rows of a few whole vectors, one invocation each
+)
+
+// reduceMaxRowVecs is the longest row, in vectors, that the shader reads
+// as straight-line code (PATH 3): one pipeline per length up to it.
+const reduceMaxRowVecs = 16
+
+// reduceShort is the shader's SHORT: rows shorter than this, and not of
+// whole vectors, are read a word at a time.
+const reduceShort = 32
+
+// reduceLong is the bytes of the shader's STEP vectors with texel loads:
+// rows or chunks of at least this many compile its unrolled loop in.
+const reduceLong = 256
+
+// reducePlan is how one piece of a pass is dispatched.
+type reducePlan struct {
+	class reduceClass
+	// push holds the kernel's push constants, the first two of which
+	// (invocations and grid width) are set at dispatch.
+	push words
+	spec []uint32 // spec constants after the group size and AND
+	n    uint64   // invocations
+	// shared: invocations combine into output units, which must first be
+	// filled with the identity.
+	shared bool
+}
+
+// innerPlan plans piece p of inner pass ps, whose bindings start inSkip
+// and outSkip bytes before the data, for reduce_inner.glsl: its spec
+// constants are PATH, LONG and ROWVECS.
+func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
 	rowLen := p.r1 - p.r0
 	first := outSkip / 4
 	nWords := reduceCeil(outSkip+p.nb, 4) - first
 	perInv, chunks, chunkBytes := t.spread(nWords, min(p.nb, 4)*rowLen, rowLen, t.minChunk, 16)
 	whole := p.r0 == 0 && p.r1 == ps.r
-	n := reduceCeil(nWords, perInv) * chunks
-	push := words{}.u32(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
+	pl := reducePlan{class: reduceRows, n: reduceCeil(nWords, perInv) * chunks, shared: chunks > 1 || !whole}
+	if chunks > 1 {
+		pl.class = reduceSplit
+	}
+	pl.push = words{}.u32(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
 		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), reduceFlag(whole))
-	return push, n, chunks > 1 || !whole
+	path, rowVecs := reduceMasked, uint64(1)
+	switch {
+	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
+		path, rowVecs = reduceRowVecs, rowLen/16
+	case (inSkip|rowLen)%16 == 0: // chunkBytes is a multiple of 16 too
+		path = reduceVectors
+	case rowLen < reduceShort:
+		path = reduceShortRows
+	}
+	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs)}
+	return pl
 }
 
-// outerPush returns the push constants of reduce_outer.comp for piece p
-// of pass ps, the invocations to dispatch, and whether invocations share
-// output units.
-func (t reduceTune) outerPush(ps reducePass, p reducePiece, inSkip, outSkip uint64, vec bool) (words, uint64, bool) {
+// outerPlan plans piece p of outer pass ps, whose bindings start inSkip
+// and outSkip bytes before the data, for reduce_outer.glsl: its spec
+// constant is VEC.
+func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
+	vec := ps.vecOK(p, inSkip, outSkip)
 	rows, cspan := p.r1-p.r0, p.c1-p.c0
 	var first, units, perInv, blocks, blockRows uint64
 	if vec {
@@ -307,11 +355,15 @@ func (t reduceTune) outerPush(ps reducePass, p reducePiece, inSkip, outSkip uint
 	if p.nb > 1 {
 		batchStride = ps.r * ps.c
 	}
-	n := reduceCeil(units, perInv) * blocks
-	push := words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
-		uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
-		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole))
-	return push, n, blocks > 1 || !whole
+	return reducePlan{
+		class: reduceCols,
+		push: words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
+			uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
+			reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole)),
+		spec:   []uint32{reduceFlag(vec)},
+		n:      reduceCeil(units, perInv) * blocks,
+		shared: blocks > 1 || !whole,
+	}
 }
 
 // vecOK reports whether piece p of pass ps may take the outer kernel's

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,27 +84,61 @@ func randomBools(rng *rand.Rand, shape tensor.Shape, every int) *tensor.Host {
 // With splitting forced (rows in chunks of 16 bytes, columns in blocks of
 // a few rows, short rows and columns several to an invocation,
 // workgroups of 4) and 4 KiB pages, outputs are combined with atomics
-// into filled words everywhere; the results must not change.
+// into filled words everywhere, by subgroups where the variant can; the
+// results must not change, with any variant.
 func TestReduceForcedSplits(t *testing.T) {
 	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16})
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	rng := rand.New(rand.NewPCG(2, 8))
-	cases := 0
-	for _, shape := range []tensor.Shape{
-		{5000}, {3, 1700}, {1700, 3}, {64, 80}, {80, 64}, {7, 33, 48}, {48, 33, 7}, {3, 4, 5, 6}, {9, 16, 3, 32},
-	} {
-		for _, every := range []int{2, 100, 1 << 20} {
-			cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(2, 8))
+		cases := 0
+		for _, shape := range []tensor.Shape{
+			{5000}, {3, 1700}, {1700, 3}, {64, 80}, {80, 64}, {7, 33, 48}, {48, 33, 7}, {3, 4, 5, 6}, {9, 16, 3, 32},
+		} {
+			for _, every := range []int{2, 100, 1 << 20} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
+// forEachReduceVariant runs f as subtest variant=NAME for every variant
+// of the reduce families that d can run, with $VKOPS_VARIANT forcing it.
+func forEachReduceVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
+	var names []string
+	for _, fam := range reduceFamilies {
+		for _, v := range fam.variants {
+			if !slices.Contains(names, v.name) {
+				names = append(names, v.name)
+			}
 		}
 	}
-	t.Logf("%d cases", cases)
+	for _, name := range names {
+		t.Run("variant="+name, func(t *testing.T) {
+			for _, fam := range reduceFamilies {
+				for _, v := range fam.variants {
+					if v.name == name && !v.eligible(d) {
+						t.Skipf("SKIP: %s lacks what %s needs", d, fam.key+"/"+name)
+					}
+				}
+			}
+			t.Setenv("VKOPS_VARIANT", name)
+			f(t)
+		})
+	}
 }
 
 // Workgroups of one invocation make dispatches of more than 65535
-// workgroups with small tensors: the 3-D grid must cover each exactly.
+// workgroups with small tensors: the 3-D grid must cover each exactly,
+// with any variant.
 func TestReduceManyWorkgroups(t *testing.T) {
 	withTuning(t, reduceTune{groupSize: 1, target: 4096, minWork: 1, minChunk: 16 << 10})
 	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) { testReduceManyWorkgroups(t, d) })
+}
+
+func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 	rng := rand.New(rand.NewPCG(6, 1))
 	cases := 0
 	for _, c := range []struct {
@@ -157,11 +192,11 @@ func TestReducePlanChoices(t *testing.T) {
 		reduced []bool
 		want    string
 	}{
-		{tensor.Shape{4096, 16384}, []bool{false, true}, "inner [4096 16384 1] perInv 1 chunks 1"},
+		{tensor.Shape{4096, 16384}, []bool{false, true}, "inner [4096 16384 1] perInv 1 chunks 1 path 0"},
 		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 4 blocks 16"},
-		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 4096"},
+		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 4096 path 0"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"inner [262144 64 1] perInv 16 chunks 1; outer [64 64 64] vec true perInv 4 blocks 1"},
+			"inner [262144 64 1] perInv 16 chunks 1 path 3; outer [64 64 64] vec true perInv 4 blocks 1"},
 		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 2 blocks 1"},
 	} {
 		var plan []string
@@ -169,16 +204,61 @@ func TestReducePlanChoices(t *testing.T) {
 			pc := p.pieces(1 << 27)[0]
 			word := func(push words, i int) uint32 { return binary.LittleEndian.Uint32(push[4*i:]) }
 			if p.inner() {
-				push, _, _ := reduceTuning.innerPush(p, pc, 0, 0)
-				plan = append(plan, fmt.Sprintf("inner %v perInv %d chunks %d", []uint64{p.b, p.r, p.c}, word(push, 4), word(push, 5)))
+				pl := reduceTuning.innerPlan(p, pc, 0, 0)
+				plan = append(plan, fmt.Sprintf("inner %v perInv %d chunks %d path %d", []uint64{p.b, p.r, p.c}, word(pl.push, 4), word(pl.push, 5), pl.spec[0]))
 				continue
 			}
-			vec := p.vecOK(pc, 0, 0)
-			push, _, _ := reduceTuning.outerPush(p, pc, 0, 0, vec)
-			plan = append(plan, fmt.Sprintf("outer %v vec %v perInv %d blocks %d", []uint64{p.b, p.r, p.c}, vec, word(push, 4), word(push, 5)))
+			pl := reduceTuning.outerPlan(p, pc, 0, 0)
+			plan = append(plan, fmt.Sprintf("outer %v vec %v perInv %d blocks %d", []uint64{p.b, p.r, p.c}, pl.spec[0] == 1, word(pl.push, 4), word(pl.push, 5)))
 		}
 		if got := strings.Join(plan, "; "); got != c.want {
 			t.Errorf("%v reduced %v: %s, want %s", c.shape, c.reduced, got, c.want)
+		}
+	}
+}
+
+// Each reduce family's first variant is portable; the reduction that
+// measures a family plans to a single pass of that family's class only;
+// and every variant the device can run measures without error, so the
+// one tune stores can run here.
+func TestReduceFamilies(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	for c, f := range reduceFamilies {
+		if f.variants[0].needs != nil {
+			t.Errorf("%s: variants[0] %s needs a device feature", f.key, f.variants[0].name)
+		}
+		m := reduceMeasured[c]
+		ps := reducePasses(reduceCollapse(m.shape, m.reduced))
+		for _, p := range ps {
+			for _, pc := range p.pieces(d.PageSize()) {
+				var pl reducePlan
+				if p.inner() {
+					pl = reduceTuning.innerPlan(p, pc, 0, 0)
+				} else {
+					pl = reduceTuning.outerPlan(p, pc, 0, 0)
+				}
+				if len(ps) != 1 || pl.class != reduceClass(c) {
+					t.Errorf("%s: measuring %v reduced %v plans %d passes, a piece of class %d", f.key, m.shape, m.reduced, len(ps), pl.class)
+				}
+			}
+		}
+		for _, v := range f.variants {
+			if !v.eligible(d) {
+				t.Logf("%s/%s: not eligible on %s", f.key, v.name, d)
+				continue
+			}
+			ns, err := f.measure(d, v)
+			if err != nil || ns <= 0 {
+				t.Errorf("%s/%s: measured %g ns, %v", f.key, v.name, ns, err)
+			}
+			t.Logf("%s/%s: %.2f GB/s", f.key, v.name, float64(m.shape.NumElements())/ns)
+		}
+		best, _, err := f.tune(d)
+		if err != nil || !best.eligible(d) {
+			t.Errorf("%s: tune chose %v, %v", f.key, best, err)
+		}
+		if name, ok := d.Choice(f.key); !ok || name != best.name {
+			t.Errorf("%s: stored choice %q, %v; want %s", f.key, name, ok, best.name)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -88,8 +87,13 @@ func reduceData(rng *rand.Rand, shape tensor.Shape, every int, flip bool) *tenso
 // openvino-reduce-logical-or-1.txt, "Examples": the four [6,12,10,24]
 // layers, with data whose results have closed forms (as in cpuref's
 // test): data[a,b,c,d] = a%2 == 0 && b%3 == 0 && c == d%10. And reduces
-// the negation, which negates each result.
+// the negation, which negates each result. Each kernel variant runs them
+// (forEachReduceVariant), as it runs every test of the matrix below.
 func TestReduceSpecExamples(t *testing.T) {
+	forEachReduceVariant(t, testReduceSpecExamples)
+}
+
+func testReduceSpecExamples(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	const A, B, C, D = 6, 12, 10, 24
 	in, _ := tensor.New(tensor.Bool, tensor.Shape{A, B, C, D})
@@ -177,8 +181,12 @@ var reduceShapes = []tensor.Shape{
 // Every subset of the axes of every shape, as given and as negative
 // axes in reverse order, with and without keep_dims, Or and And, on
 // sparse and dense data, with the device's pages and with 4 KiB pages:
-// the device must match cpuref exactly.
+// the device must match cpuref exactly, with every kernel variant.
 func TestReduceAxisSubsets(t *testing.T) {
+	forEachReduceVariant(t, testReduceAxisSubsets)
+}
+
+func testReduceAxisSubsets(t *testing.T) {
 	for _, page := range []uint64{0, 4096} {
 		t.Run(fmt.Sprintf("page=%d", page), func(t *testing.T) {
 			d := devtest.Open(t, device.Options{PageSize: page})
@@ -213,8 +221,12 @@ func TestReduceAxisSubsets(t *testing.T) {
 
 // Random shapes of rank 0 to 5 with dimensions of every residue modulo
 // 4 and 16, random axes as given or negative, in random order, on 4 KiB
-// pages: the cases a fixed list may miss.
+// pages, with every kernel variant: the cases a fixed list may miss.
 func TestReduceRandom(t *testing.T) {
+	forEachReduceVariant(t, testReduceRandom)
+}
+
+func testReduceRandom(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	rng := rand.New(rand.NewPCG(11, 13))
 	sizes := []int{0, 1, 1, 2, 3, 4, 5, 7, 15, 16, 17, 33, 48, 64, 100, 129, 300, 1000}
@@ -251,8 +263,12 @@ func TestReduceRandom(t *testing.T) {
 // last element of long rows, columns and whole tensors, with rows split
 // across invocations and pages. The tensors are too large for cpuref to
 // be quick; the expected output is the identity everywhere but at the
-// odd element's output index.
+// odd element's output index. Every kernel variant runs them.
 func TestReduceLoneElement(t *testing.T) {
+	forEachReduceVariant(t, testReduceLoneElement)
+}
+
+func testReduceLoneElement(t *testing.T) {
 	shapes := []struct {
 		shape tensor.Shape
 		axes  []int
@@ -489,11 +505,16 @@ func TestReduceEmptyOutput(t *testing.T) {
 }
 
 // Tensors larger than the device's 128 MiB binding limit (lavapipe),
-// and dispatches of more than 65535 workgroups, at full size.
+// and dispatches of more than 65535 workgroups, at full size, with every
+// kernel variant: texel views as large as a page.
 func TestReduceLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads more than 128 MiB")
 	}
+	forEachReduceVariant(t, testReduceLarge)
+}
+
+func testReduceLarge(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	// A full reduction of 160 MiB + 3: the lone odd element is the last.
 	n := 160<<20 + 3
@@ -593,42 +614,4 @@ func FuzzReduce(f *testing.F) {
 		}
 		reduceCheck(t, d, fn, h, ax, keepDims)
 	})
-}
-
-// BenchmarkReduce measures the bytes of data reduced per second, waiting
-// for each result, on the shapes of lavapipe.md's any() table.
-func BenchmarkReduce(b *testing.B) {
-	d := devtest.Open(b, device.Options{})
-	rng := rand.New(rand.NewPCG(5, 5))
-	for _, c := range []struct {
-		shape tensor.Shape
-		axes  []int
-		keep  bool
-	}{
-		{tensor.Shape{4096, 16384}, []int{1}, false},
-		{tensor.Shape{4096, 16384}, []int{0}, false},
-		{tensor.Shape{4096, 16384}, []int{0, 1}, false},
-		{tensor.Shape{64, 64, 64, 64}, []int{1, 3}, true},
-	} {
-		x, err := d.Upload(reduceData(rng, c.shape, 1000, false))
-		if err != nil {
-			b.Fatal(err)
-		}
-		name := strings.ReplaceAll(fmt.Sprintf("%v/axes=%v/keep=%v", c.shape, c.axes, c.keep), " ", ",")
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(x.Bytes()))
-			for b.Loop() {
-				y, err := ops.ReduceLogicalOr(x, c.axes, ops.KeepDims(c.keep))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := d.Sync(); err != nil {
-					b.Fatal(err)
-				}
-				y.Free()
-			}
-			b.ReportMetric(float64(x.Bytes())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-		})
-		x.Free()
-	}
 }

@@ -1,0 +1,275 @@
+// Logical or/and along the innermost axis: rows of rowLen contiguous bool
+// bytes, one output byte per row. Each invocation owns one output word
+// (four rows) and streams its rows, several words in turn when rows are
+// short, or one chunk of each row when the planner splits few long rows
+// across invocations (ops/reduce_plan.go).
+//
+// The fold is always an OR: for AND each byte is first mapped to "is
+// zero" (0x80 or 0), so AND = NOT(OR(NOT x)). An invocation that covers
+// its whole word stores it; otherwise it combines into a word that the
+// planner filled with the identity (0 for OR, 0x01010101 for AND), and
+// only when it found something: atomicOr sets rows that hold a true,
+// atomicAnd clears rows that hold a false. A long row stops being read
+// once it holds a true (OR) or a false (AND).
+//
+// How rows are read is chosen per dispatch by specialization constants,
+// not by branches: a CPU driver such as lavapipe runs both sides of a
+// branch that its SIMD lanes do not all skip, and a loop's body at least
+// once, so every path compiled in costs every row.
+//
+// This file is included by one small .comp per variant, which defines
+// what the variant uses before including it:
+//   TEXEL     read the input through a storage texel buffer (rgba32ui)
+//             instead of a storage buffer: on lavapipe imageLoad costs a
+//             fraction of an SSBO load.
+//   SUBGROUP  combine the words that neighbouring invocations found in
+//             the same output word with subgroupOr, so that one atomic
+//             per subgroup, not per invocation, reaches memory (needs
+//             GL_KHR_shader_subgroup_arithmetic and _vote).
+// Every byte a binding holds past the data is undefined: reads only ever
+// count the bytes of their own range, with masks.
+#extension GL_EXT_control_flow_attributes : require
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const bool AND = false;
+// PATH is how rows are read (innerPlan in ops/reduce_plan.go):
+//   0  whole vectors: every row, and every chunk of one, starts and ends
+//      on a 16-byte vector, so no byte needs masking;
+//   1  vectors, masking the bytes of the first and last vector of each
+//      row that are not the row's (rows of at least SHORT bytes);
+//   2  short rows (fewer than SHORT bytes), a word at a time, the four
+//      rows of an output word together;
+//   3  rows of ROWVECS whole vectors, each read by one invocation: short
+//      rows, read by straight-line code, with no loop per row.
+layout(constant_id = 2) const uint PATH = 0u;
+// LONG: rows (or chunks) hold at least STEP vectors, so the loop that
+// reads STEP at a time is compiled in.
+layout(constant_id = 3) const bool LONG = false;
+// ROWVECS: the vectors of each row with PATH 3.
+layout(constant_id = 4) const uint ROWVECS = 1u;
+
+// Rows shorter than this many bytes, and not of whole vectors, take
+// PATH 2.
+const uint SHORT = 32u;
+
+#ifdef TEXEL
+layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcTexels;
+uvec4 vec(uint v) { return imageLoad(srcTexels, int(v)); }
+#else
+layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
+uvec4 vec(uint v) { return src[v]; }
+#endif
+layout(std430, binding = 1) buffer Dst { uint dst[]; };
+
+layout(push_constant) uniform Push {
+	uint n;          // invocations: ceil(words / perInv) * chunks
+	uint groupsX;    // workgroups in X of the grid
+	uint firstWord;  // the binding word of invocation 0
+	uint words;      // output words covered
+	uint perInv;     // words per invocation, 1 when chunks > 1
+	uint chunks;     // invocations per word, each taking one chunk of every row
+	uint chunkBytes; // bytes per chunk, a multiple of 16
+	uint inSkip;     // binding byte where row 0 starts
+	uint rowLen;     // bytes of each row inside this dispatch
+	uint rows;       // rows in this dispatch
+	uint outSkip;    // binding byte of row 0's output
+	uint tail;       // rows from row 0 that exist at all (padding after)
+	uint whole;      // 1: every row lies entirely in this dispatch
+} pc;
+
+// zeroBytes maps each byte of x to 0x80 if it is zero and to 0 if not,
+// exactly per byte (no borrow between bytes).
+uint zeroBytes(uint x) { return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu); }
+uvec4 zeroBytes4(uvec4 x) {
+	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
+}
+uint fold(uint x) { return AND ? zeroBytes(x) : x; }
+uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
+
+uint word(uint w) { return vec(w >> 2)[w & 3u]; }
+
+// Vectors per step of the streaming loop: texel loads are cheap enough
+// that sixteen in flight per invocation pay; unrolled SSBO loads, each a
+// loop over the lanes on lavapipe, only bloat the loop.
+#ifdef TEXEL
+const uint STEP = 16u;
+#else
+const uint STEP = 4u;
+#endif
+
+// foldVectors returns a folded with the fold of vectors [v, end), or
+// stops early, as numpy does, once a folds to nonzero: the row's answer
+// is known.
+uvec4 foldVectors(uvec4 a, uint v, uint end) {
+	if (LONG) {
+		for (; v + STEP <= end && all(equal(a, uvec4(0u))); v += STEP) {
+			[[unroll]] for (uint k = 0u; k < STEP; k++) {
+				a |= fold4(vec(v + k));
+			}
+		}
+	}
+	for (; v < end && all(equal(a, uvec4(0u))); v++) {
+		a |= fold4(vec(v));
+	}
+	return a;
+}
+
+// vecBytes returns the mask of bytes [from, to) of a 16-byte vector,
+// 0 <= from < to <= 16.
+uvec4 vecBytes(uint from, uint to) {
+	ivec4 lane = ivec4(0, 4, 8, 12);
+	uvec4 lo = uvec4(clamp(int(from) - lane, 0, 4)); // bytes below the range
+	uvec4 hi = uvec4(clamp(lane + 4 - int(to), 0, 4)); // bytes above it
+	uvec4 m = (uvec4(0xFFFFFFFFu) << (8u * min(lo, 3u))) & (uvec4(0xFFFFFFFFu) >> (8u * min(hi, 3u)));
+	return mix(m, uvec4(0u), greaterThan(max(lo, hi), uvec4(3u)));
+}
+
+// anyIn reports whether some byte in [s, e) of the binding folds to
+// nonzero (s < e). With PATH 1 the bytes of the first and last vector
+// outside the range are masked after folding, so they count as neutral
+// for OR and AND alike; a range within one vector is its first and last,
+// chosen by selects rather than a branch.
+bool anyIn(uint s, uint e) {
+	if (PATH == 0u) {
+		return any(notEqual(foldVectors(uvec4(0u), s >> 4, e >> 4), uvec4(0u)));
+	}
+	uint v = s >> 4;
+	uint last = (e - 1u) >> 4;
+	uint end = ((e - 1u) & 15u) + 1u;
+	bool one = v == last;
+	uvec4 a = fold4(vec(v)) & vecBytes(s & 15u, one ? end : 16u);
+	a |= fold4(vec(last)) & (one ? uvec4(0u) : vecBytes(0u, end));
+	return any(notEqual(foldVectors(a, v + 1u, last), uvec4(0u)));
+}
+
+// spanMask returns, for each of four rows, the mask of its bytes [a, b)
+// within a word, 0 <= a, b <= 4 (empty when b <= a).
+uvec4 spanMask(ivec4 a, ivec4 b) {
+	uvec4 lo = mix(uvec4(0xFFFFFFFFu) << (8u * uvec4(min(a, 3))), uvec4(0u), greaterThan(a, ivec4(3)));
+	uvec4 hi = mix(~(uvec4(0xFFFFFFFFu) << (8u * uvec4(min(b, 3)))), uvec4(0xFFFFFFFFu), greaterThan(b, ivec4(3)));
+	return lo & hi;
+}
+
+// foldShort folds the four byte ranges [s[k], e[k]) of short rows that
+// lie close together: each word between the first start and the last end
+// is read once, whatever number of rows it holds bytes of, and its bytes
+// are shared out to the rows by masks rather than by branches.
+uvec4 foldShort(uvec4 s, uvec4 e) {
+	uvec4 acc = uvec4(0u);
+	uint lo = min(min(s.x, s.y), min(s.z, s.w));
+	uint hi = max(max(e.x, e.y), max(e.z, e.w));
+	for (uint w = lo >> 2; 4u * w < hi; w++) {
+		int base = int(4u * w);
+		acc |= uvec4(fold(word(w))) & spanMask(clamp(ivec4(s) - base, 0, 4), clamp(ivec4(e) - base, 0, 4));
+	}
+	return acc;
+}
+
+// combine folds found (0x01 in each lane whose rows hold a true for OR,
+// a false for AND) into binding word w, which others share.
+void combine(uint w, uint found) {
+#ifdef SUBGROUP
+	// In a split dispatch neighbouring invocations read chunks of the
+	// same rows: when the whole subgroup shares w, one atomic does.
+	if (subgroupAllEqual(w)) {
+		found = subgroupOr(found);
+		if (!subgroupElect()) {
+			return;
+		}
+	}
+#endif
+	if (found == 0u) {
+		return;
+	}
+	if (AND) {
+		atomicAnd(dst[w], ~found);
+	} else {
+		atomicOr(dst[w], found);
+	}
+}
+
+// store stores found (0x01 in each lane whose rows hold a true for OR,
+// a false for AND) as binding word w when the invocation owns the whole
+// word, else combines it with the others'.
+void store(uint w, uint found, bool owned) {
+	if (owned) {
+		dst[w] = AND ? found ^ 0x01010101u : found;
+	} else {
+		combine(w, found);
+	}
+}
+
+// wordRows folds the four rows of binding word w, of ROWVECS whole
+// vectors each (PATH 3). A row that is not this dispatch's reads row 0
+// instead, and does not count: a select, where a branch would cost
+// every row.
+void wordRows(uint w) {
+	bool owned = pc.whole == 1u;
+	uint found = 0u;
+	[[unroll]] for (uint k = 0u; k < 4u; k++) {
+		int j = int(4u * w + k) - int(pc.outSkip);
+		bool here = j >= 0 && uint(j) < pc.rows;
+		owned = owned && (here || j >= 0 && uint(j) >= pc.tail);
+		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * ROWVECS;
+		uvec4 a = uvec4(0u);
+		[[unroll]] for (uint t = 0u; t < ROWVECS; t++) {
+			a |= fold4(vec(v + t));
+		}
+		found |= uint(here && any(notEqual(a, uvec4(0u)))) << (8u * k);
+	}
+	store(w, found, owned);
+}
+
+// reduceWord folds chunk c of the rows of binding word w into it.
+void reduceWord(uint w, uint c) {
+	bool owned = pc.whole == 1u && pc.chunks == 1u;
+	// The byte range of each of the word's four rows; empty for rows
+	// that are not in this dispatch.
+	uvec4 s = uvec4(0xFFFFFFFFu);
+	uvec4 e = uvec4(0u);
+	[[unroll]] for (uint k = 0u; k < 4u; k++) {
+		int j = int(4u * w + k) - int(pc.outSkip);
+		if (j < 0 || uint(j) >= pc.rows) {
+			// Another dispatch's row, or padding past the last row.
+			owned = owned && j >= 0 && uint(j) >= pc.tail;
+			continue;
+		}
+		uint rowStart = pc.inSkip + uint(j) * pc.rowLen;
+		s[k] = rowStart + c * pc.chunkBytes;
+		e[k] = min(s[k] + pc.chunkBytes, rowStart + pc.rowLen);
+	}
+	uvec4 acc = uvec4(0u);
+	if (PATH == 2u) {
+		acc = foldShort(s, e);
+	} else {
+		[[unroll]] for (uint k = 0u; k < 4u; k++) {
+			if (s[k] < e[k] && anyIn(s[k], e[k])) {
+				acc[k] = 1u;
+			}
+		}
+	}
+	bvec4 hit = notEqual(acc, uvec4(0u));
+	store(w, uint(hit.x) | uint(hit.y) << 8 | uint(hit.z) << 16 | uint(hit.w) << 24, owned);
+}
+
+void main() {
+	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+	uint i = g * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+	if (i >= pc.n) {
+		return;
+	}
+	uint c = i % pc.chunks;
+	uint first = (i / pc.chunks) * pc.perInv;
+	uint last = min(first + pc.perInv, pc.words);
+	for (uint w = first; w < last; w++) {
+		if (PATH == 3u) {
+			wordRows(pc.firstWord + w);
+		} else {
+			reduceWord(pc.firstWord + w, c);
+		}
+	}
+}

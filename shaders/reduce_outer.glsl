@@ -1,0 +1,221 @@
+// Logical or/and across rows: data [batches, rows, cspan] (row stride
+// rowStride, batch stride batchStride, in bytes) reduces to
+// [batches, cspan]. Each invocation owns perInv units of output (words,
+// or with VEC 16-byte vectors) and walks a block of rows down their
+// columns; neighbouring invocations take neighbouring columns of the same
+// rows. See ops/reduce_plan.go for how the planner cuts a tensor into
+// such dispatches.
+//
+// The fold is always an OR: for AND each byte is first mapped to "is
+// zero" (0x80 or 0), so AND = NOT(OR(NOT x)). An invocation that covers
+// all rows of its whole unit stores it; otherwise it combines into a unit
+// that the planner filled with the identity (0 for OR, 0x01 per byte for
+// AND), and only when it found something: atomicOr sets bytes that saw a
+// true, atomicAnd clears bytes that saw a false.
+//
+// VEC needs rowStride, batchStride, cspan and both skips to be multiples
+// of 16: then every unit is one aligned vector in every row. Without it,
+// a word's four bytes may sit at any byte offset and straddle two batches,
+// and each lane run is read with a funnel shift of two words.
+//
+// This file is included by one small .comp per variant; TEXEL, defined
+// before the include, reads the input through a storage texel buffer
+// (rgba32ui) instead of a storage buffer: on lavapipe imageLoad costs a
+// fraction of an SSBO load. Every byte a binding holds past the data is
+// undefined: reads only ever count the bytes of their own range.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const bool AND = false;
+layout(constant_id = 2) const bool VEC = false;
+
+#ifdef TEXEL
+layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcTexels;
+uvec4 vec(uint v) { return imageLoad(srcTexels, int(v)); }
+#else
+layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
+uvec4 vec(uint v) { return src[v]; }
+#endif
+layout(std430, binding = 1) buffer Dst { uvec4 dst[]; };
+
+layout(push_constant) uniform Push {
+	uint n;           // invocations: ceil(units / perInv) * blocks
+	uint groupsX;     // workgroups in X of the grid
+	uint firstUnit;   // the binding unit of invocation 0
+	uint units;       // output units covered
+	uint perInv;      // units per invocation: with blocks > 1, 1 (4 with VEC)
+	uint blocks;      // row blocks per unit
+	uint blockRows;   // rows per block
+	uint rows;        // rows in this dispatch
+	uint cspan;       // output bytes per batch in this dispatch
+	uint batches;     // batches in this dispatch
+	uint rowStride;   // input bytes from one row to the next
+	uint batchStride; // input bytes from one batch to the next
+	uint inSkip;      // binding byte of batch 0, row 0, column 0
+	uint outSkip;     // binding byte of batch 0, column 0's output
+	uint tail;        // output bytes from outSkip that exist at all
+	uint whole;       // 1: the batches' rows all lie in this dispatch
+} pc;
+
+// zeroBytes maps each byte of x to 0x80 if it is zero and to 0 if not,
+// exactly per byte (no borrow between bytes).
+uint zeroBytes(uint x) { return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu); }
+uvec4 zeroBytes4(uvec4 x) {
+	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
+}
+uint fold(uint x) { return AND ? zeroBytes(x) : x; }
+uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
+
+// nonzero maps each byte to 0x01 if it is nonzero and to 0 if not: bit 0
+// of each byte collects bits 0..7 of the same byte only.
+uint nonzero(uint x) {
+	x |= x >> 4;
+	x |= x >> 2;
+	x |= x >> 1;
+	return x & 0x01010101u;
+}
+uvec4 nonzero4(uvec4 x) {
+	x |= x >> 4;
+	x |= x >> 2;
+	x |= x >> 1;
+	return x & 0x01010101u;
+}
+
+uint word(uint w) { return vec(w >> 2)[w & 3u]; }
+
+// bytesAt returns the len bytes (1..4) at binding byte p in its low bytes;
+// the bytes above them are undefined. It reads the second word only when
+// the run reaches into it, so it never reads past the data.
+uint bytesAt(uint p, uint len) {
+	uint w = word(p >> 2);
+	uint sh = (p & 3u) * 8u;
+	if (sh == 0u) {
+		return w;
+	}
+	w >>= sh;
+	if ((p & 3u) + len > 4u) {
+		w |= word((p >> 2) + 1u) << (32u - sh);
+	}
+	return w;
+}
+
+void combine(uint o, uint lane, uint found) {
+	if (AND) {
+		atomicAnd(dst[o][lane], ~found);
+	} else {
+		atomicOr(dst[o][lane], found);
+	}
+}
+
+// emitVector stores or combines the fold acc of output vector o.
+void emitVector(uint o, uvec4 acc, bool owned) {
+	uvec4 found = nonzero4(acc);
+	if (owned) {
+		dst[o] = AND ? found ^ 0x01010101u : found;
+		return;
+	}
+	for (uint lane = 0u; lane < 4u; lane++) {
+		if (found[lane] != 0u) {
+			combine(o, lane, found[lane]);
+		}
+	}
+}
+
+// vectors folds block blk of rows under units u.. of one batch, up to
+// four and not past last, and returns how many it did. Four columns
+// side by side per row make each row's step read 64 bytes: walking down
+// columns is bound by the latency of each row, not its width.
+uint vectors(uint u, uint last, uint blk) {
+	uint r0 = blk * pc.blockRows;
+	uint r1 = min(r0 + pc.blockRows, pc.rows);
+	uint rel = 16u * u;
+	uint bb = rel / pc.cspan;
+	uint cc = rel - bb * pc.cspan;
+	uint n = min(min(4u, last - u), (pc.cspan - cc) / 16u);
+	uint stride = pc.rowStride >> 4;
+	uint v = (pc.inSkip + bb * pc.batchStride + cc) / 16u + r0 * stride;
+	// Without a second, third or fourth unit the column repeats: a read
+	// of data that is there anyway, where a branch would cost more.
+	uint d1 = min(1u, n - 1u);
+	uint d2 = min(2u, n - 1u);
+	uint d3 = min(3u, n - 1u);
+	uvec4 a0 = uvec4(0u);
+	uvec4 a1 = uvec4(0u);
+	uvec4 a2 = uvec4(0u);
+	uvec4 a3 = uvec4(0u);
+	for (uint r = r0; r < r1; r++) {
+		a0 |= fold4(vec(v));
+		a1 |= fold4(vec(v + d1));
+		a2 |= fold4(vec(v + d2));
+		a3 |= fold4(vec(v + d3));
+		v += stride;
+	}
+	bool owned = pc.whole == 1u && pc.blocks == 1u;
+	uint o = pc.firstUnit + u;
+	emitVector(o, a0, owned);
+	if (n > 1u) {
+		emitVector(o + 1u, a1, owned);
+	}
+	if (n > 2u) {
+		emitVector(o + 2u, a2, owned);
+	}
+	if (n > 3u) {
+		emitVector(o + 3u, a3, owned);
+	}
+	return n;
+}
+
+void words(uint u, uint blk) {
+	uint r0 = blk * pc.blockRows;
+	uint r1 = min(r0 + pc.blockRows, pc.rows);
+	uint w = pc.firstUnit + u;
+	uint outLen = pc.batches * pc.cspan;
+	bool owned = pc.whole == 1u && pc.blocks == 1u;
+	uint found = 0u;
+	for (uint k = 0u; k < 4u;) {
+		int rel = int(4u * w + k) - int(pc.outSkip);
+		if (rel < 0 || uint(rel) >= outLen) {
+			// Another dispatch's output, or padding past the end.
+			owned = owned && rel >= 0 && uint(rel) >= pc.tail;
+			k++;
+			continue;
+		}
+		// A run of lanes in one batch: consecutive bytes in every row.
+		uint bb = uint(rel) / pc.cspan;
+		uint cc = uint(rel) - bb * pc.cspan;
+		uint len = min(4u - k, pc.cspan - cc);
+		uint mask = 0xFFFFFFFFu >> (32u - 8u * len);
+		uint p = pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride;
+		uint acc = 0u;
+		for (uint r = r0; r < r1; r++) {
+			acc |= fold(bytesAt(p, len)) & mask;
+			p += pc.rowStride;
+		}
+		found |= nonzero(acc) << (8u * k);
+		k += len;
+	}
+	if (owned) {
+		dst[w >> 2][w & 3u] = AND ? found ^ 0x01010101u : found;
+	} else if (found != 0u) {
+		combine(w >> 2, w & 3u, found);
+	}
+}
+
+void main() {
+	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+	uint i = g * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+	if (i >= pc.n) {
+		return;
+	}
+	uint spans = (pc.units + pc.perInv - 1u) / pc.perInv;
+	uint first = (i % spans) * pc.perInv;
+	uint last = min(first + pc.perInv, pc.units);
+	uint blk = i / spans;
+	if (VEC) {
+		for (uint u = first; u < last;) {
+			u += vectors(u, last, blk);
+		}
+		return;
+	}
+	for (uint u = first; u < last; u++) {
+		words(u, blk);
+	}
+}

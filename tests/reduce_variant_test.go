@@ -1,0 +1,301 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/npy"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// reduceVariants returns the variant names of the reduce families, each
+// once, in the order the families list them, and the ones d can run.
+func reduceVariants(d *device.Device) (all, eligible []string) {
+	for _, vi := range ops.Variants(d) {
+		if !strings.HasPrefix(vi.Family, "reduce/") {
+			continue
+		}
+		for _, v := range vi.Variants {
+			if !slices.Contains(all, v) {
+				all = append(all, v)
+			}
+		}
+		for _, v := range vi.Eligible {
+			if !slices.Contains(eligible, v) {
+				eligible = append(eligible, v)
+			}
+		}
+	}
+	return all, eligible
+}
+
+// forEachReduceVariant runs f as subtest variant=NAME for every variant
+// of the reduce families, with $VKOPS_VARIANT forcing it: each must match
+// cpuref, not only the one measured fastest on this device. A variant
+// the device cannot run is skipped, and says so.
+func forEachReduceVariant(t *testing.T, f func(t *testing.T)) {
+	all, eligible := reduceVariants(devtest.Open(t, device.Options{}))
+	for _, v := range all {
+		t.Run("variant="+v, func(t *testing.T) {
+			if !slices.Contains(eligible, v) {
+				t.Skipf("SKIP: the device lacks what variant %s needs", v)
+			}
+			t.Setenv("VKOPS_VARIANT", v)
+			f(t)
+		})
+	}
+}
+
+// The bytes between a tensor's end and its page's end are undefined:
+// here they are left true (Or) or false (And) by a tensor that used the
+// same memory before, and no variant may count them. Lengths run over
+// every residue modulo 16 so that the last texel is cut at every byte,
+// with rows, columns and whole tensors ending there, on 4 KiB pages
+// and the device's.
+func TestReduceGarbagePadding(t *testing.T) {
+	forEachReduceVariant(t, func(t *testing.T) {
+		cases := 0
+		for _, page := range []uint64{0, 4096} {
+			d := devtest.Open(t, device.Options{PageSize: page})
+			var shapes []tensor.Shape
+			for n := range 33 {
+				shapes = append(shapes, tensor.Shape{n + 1}, tensor.Shape{3, n + 1}, tensor.Shape{n + 1, 3}, tensor.Shape{2, n + 1, 5})
+			}
+			shapes = append(shapes, tensor.Shape{4101}, tensor.Shape{5, 4099}, tensor.Shape{4099, 5}, tensor.Shape{2, 4095, 16}, tensor.Shape{70001})
+			for _, shape := range shapes {
+				for _, f := range reduceFns {
+					fill := byte(0)
+					if f.name == "and" {
+						fill = 1
+					}
+					h, _ := tensor.New(tensor.Bool, shape)
+					for i := range h.Data {
+						h.Data[i] = fill
+					}
+					for mask := range 1 << shape.Rank() {
+						var axes []int
+						for a := range shape.Rank() {
+							if mask>>a&1 == 1 {
+								axes = append(axes, a)
+							}
+						}
+						x := reduceDirtyUpload(t, d, h, 1-fill)
+						y, err := f.dev(x, axes)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := y.Download()
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, b := range got.Data {
+							if b != fill {
+								t.Fatalf("page %d %s %v axes %v: output %d is %d, want %d: padding counted", page, f.name, shape, axes, i, b, fill)
+							}
+						}
+						x.Free()
+						y.Free()
+						cases++
+					}
+				}
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
+// reduceDirtyUpload uploads h into memory that freed tensors left full
+// of the byte dirt: tensors as large as each of h's pages, padding
+// included, take the same size classes of the device's pool, whose
+// slots are reused last freed first.
+func reduceDirtyUpload(t *testing.T, d *device.Device, h *tensor.Host, dirt byte) *device.Tensor {
+	t.Helper()
+	var junk []*device.Tensor
+	for lo, n := uint64(0), uint64(len(h.Data)); lo < n; lo += d.PageSize() {
+		x, err := d.Empty(tensor.U8, tensor.Shape{int(min(d.PageSize(), n-lo)+15) &^ 15})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, x.Bytes())
+		for i := range b {
+			b[i] = dirt
+		}
+		if err := x.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		junk = append(junk, x)
+	}
+	for i := len(junk) - 1; i >= 0; i-- {
+		junk[i].Free()
+	}
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// reduceBenchCases are the shapes of lavapipe.md's any() table and
+// bench/peers.py's reduce cases.
+var reduceBenchCases = []struct {
+	shape tensor.Shape
+	axes  []int
+	keep  bool
+}{
+	{tensor.Shape{4096, 16384}, []int{1}, false},
+	{tensor.Shape{4096, 16384}, []int{0}, false},
+	{tensor.Shape{4096, 16384}, []int{0, 1}, false},
+	{tensor.Shape{64, 64, 64, 64}, []int{1, 3}, true},
+}
+
+// BenchmarkReduce measures ReduceLogicalOr in GB/s of data read, by the
+// device's timestamps (GB/s over all runs, best-GB/s of the fastest) and
+// by the wall clock (MB/s, waiting for each result): with each variant
+// the device can run forced, with the variants measured fastest
+// ("chosen", which the log names), and beside numpy's any() on the same
+// bytes, read from a file into memory of its own (where /usr/bin/python3
+// has numpy). Data is "last", all false but the last element, the worst
+// case for early exits, and "sparse", one true in a thousand, where both
+// stop early. A family without the forced variant runs its portable one.
+// Another process on the machine slows a run down, never speeds it up:
+// compare the best of several runs (-count).
+func BenchmarkReduce(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	_, variants := reduceVariants(d)
+	variants = append(variants, "chosen")
+	dir := b.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, c := range reduceBenchCases {
+		for _, data := range []string{"last", "sparse"} {
+			h := reduceData(rng, c.shape, 1000, false)
+			if data == "last" {
+				clear(h.Data)
+				h.Data[len(h.Data)-1] = 1
+			}
+			x, err := d.Upload(h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(dir, "data.npy")
+			if err := npy.WriteFile(path, h); err != nil {
+				b.Fatal(err)
+			}
+			name := strings.ReplaceAll(fmt.Sprintf("%v/axes=%v/keep=%v/data=%s", c.shape, c.axes, c.keep, data), " ", ",")
+			b.Run(name, func(b *testing.B) {
+				for _, v := range variants {
+					b.Run(v, func(b *testing.B) {
+						if v == "chosen" {
+							b.Setenv("VKOPS_VARIANT", "")
+						} else {
+							b.Setenv("VKOPS_VARIANT", v)
+						}
+						benchReduceDevice(b, d, x, c.axes, c.keep)
+						if v == "chosen" {
+							b.Logf("chosen: %v", reduceChoices(d))
+						}
+					})
+				}
+				b.Run("numpy", func(b *testing.B) { benchReduceNumpy(b, path, c.axes, c.keep) })
+			})
+			x.Free()
+		}
+	}
+}
+
+// reduceChoices returns the variants chosen for the reduce families.
+func reduceChoices(d *device.Device) []string {
+	var out []string
+	for _, vi := range ops.Variants(d) {
+		if strings.HasPrefix(vi.Family, "reduce/") {
+			out = append(out, vi.Family+"="+vi.Chosen)
+		}
+	}
+	return out
+}
+
+func benchReduceDevice(b *testing.B, d *device.Device, x *device.Tensor, axes []int, keep bool) {
+	// A first run builds the pipelines and, for "chosen", measures the
+	// variants, which must not happen inside the timed runs.
+	y, err := ops.ReduceLogicalOr(x, axes, ops.KeepDims(keep))
+	if err != nil {
+		b.Fatal(err)
+	}
+	y.Free()
+	b.SetBytes(int64(x.Bytes()))
+	ns, best := 0.0, math.Inf(1)
+	for b.Loop() {
+		var y *device.Tensor
+		t, err := d.GPUTime(func() error {
+			var err error
+			y, err = ops.ReduceLogicalOr(x, axes, ops.KeepDims(keep))
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		y.Free()
+		ns += t
+		best = min(best, t)
+	}
+	b.ReportMetric(float64(x.Bytes())*float64(b.N)/ns, "GB/s")
+	b.ReportMetric(float64(x.Bytes())/best, "best-GB/s")
+}
+
+// reduceNumpy times numpy.any on the .npy file argv[1] over axes argv[2]
+// (comma-separated) with keepdims argv[3], argv[4] times after two
+// warm-up runs, and prints each run's seconds.
+const reduceNumpy = `
+import sys, time
+import numpy as np
+x = np.load(sys.argv[1])
+axes = tuple(int(a) for a in sys.argv[2].split(","))
+keep = sys.argv[3] == "true"
+for _ in range(2):
+    np.any(x, axis=axes, keepdims=keep)
+for _ in range(int(sys.argv[4])):
+    t = time.perf_counter()
+    np.any(x, axis=axes, keepdims=keep)
+    print(time.perf_counter() - t)
+`
+
+// benchReduceNumpy reports numpy's GB/s (median run) and best-GB/s
+// (fastest run) as metrics, and ns/op as numpy's median; its wall time
+// includes starting Python.
+func benchReduceNumpy(b *testing.B, path string, axes []int, keep bool) {
+	h, err := npy.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ax []string
+	for _, a := range axes {
+		ax = append(ax, strconv.Itoa(a))
+	}
+	runs := max(b.N, 7)
+	out, err := exec.Command("/usr/bin/python3", "-c", reduceNumpy, path, strings.Join(ax, ","), strconv.FormatBool(keep), strconv.Itoa(runs)).Output()
+	if err != nil {
+		b.Skipf("SKIP: /usr/bin/python3 with numpy: %v", err)
+	}
+	var secs []float64
+	for _, f := range strings.Fields(string(out)) {
+		s, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			b.Fatalf("numpy printed %q", f)
+		}
+		secs = append(secs, s)
+	}
+	slices.Sort(secs)
+	bytes := float64(len(h.Data))
+	b.ReportMetric(secs[len(secs)/2]*1e9, "ns/op")
+	b.ReportMetric(bytes/secs[len(secs)/2]/1e9, "GB/s")
+	b.ReportMetric(bytes/secs[0]/1e9, "best-GB/s")
+}
