@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/vkops/vkops/device"
@@ -166,30 +168,176 @@ func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a,
 	if n == 0 {
 		return res, nil
 	}
-	if err := dispatchSelect(d, l, res, cond, a, b); err != nil {
+	v, err := selectFamily(l, a, b, dt.Size()).pick(d)
+	if err == nil {
+		err = dispatchSelect(d, l, res, cond, a, b, v)
+	}
+	if err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
 }
 
-// selectKernel is shaders/select.comp: bindings cond, then, else, out
-// and 28 words of push constants.
-var selectKernel = kernel("select", 4, 28)
+// The select kernels are shaders/select*.comp, one source compiled once
+// per variant: bindings cond, then, else, out and 28 words of push
+// constants, which every variant reads alike.
+var selectVariants = []*variant{
+	{name: "portable", kernel: kernel("select", 4, 28)},
+	{name: "texel", kernel: selectTexelKernel("select_texel"), needs: hasSelectTexels},
+	{name: "texel64", kernel: selectTexelKernel("select_texel64"), needs: func(d *device.Device) bool {
+		return hasSelectTexels(d) && d.Info().Features.ShaderInt64
+	}},
+}
+
+// selectTexelKernel declares a variant that reads its inputs through
+// rgba32ui texel buffers; bools come 16 to a texel, so one load covers a
+// block's chunk of cond as it does in the portable kernel.
+func selectTexelKernel(name string) *device.Kernel {
+	k := kernel(name, 4, 28)
+	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.TexelRGBA32UI, device.TexelRGBA32UI, device.Storage}
+	return k
+}
+
+func hasSelectTexels(d *device.Device) bool { return d.HasTexels(device.TexelRGBA32UI) }
+
+// selectClass is the part of a plan that can change which variant is
+// fastest besides the element width: whether every tensor operand runs
+// contiguously beside the output (scalars pushed as constants count as
+// contiguous: they cost no loads), or some are broadcast.
+type selectClass int
+
+const (
+	selectSame selectClass = iota
+	selectBroadcast
+	selectClasses
+)
+
+func (c selectClass) String() string { return [...]string{"same", "bcast"}[c] }
+
+// selectFamilies holds a family per element width (1, 2, 4 and 8 bytes)
+// and class, keyed "select/w4/same" and so on.
+var selectFamilies = func() (fs [9][selectClasses]*family) {
+	for _, w := range []int{1, 2, 4, 8} {
+		for c := range selectClasses {
+			fs[w][c] = register(&family{
+				key:      fmt.Sprintf("select/w%d/%v", w, c),
+				variants: selectVariants,
+				measure:  func(d *device.Device, v *variant) (float64, error) { return measureSelect(d, v, w, c) },
+			})
+		}
+	}
+	return fs
+}()
+
+// selectFamily returns the family that runs layout l of w-byte elements.
+func selectFamily(l layout, a, b operand, w int) *family {
+	c := selectSame
+	if len(l.dims) != 1 || l.strides[0][0] != 1 || a.t != nil && l.strides[1][0] != 1 || b.t != nil && l.strides[2][0] != 1 {
+		c = selectBroadcast
+	}
+	return selectFamilies[w][c]
+}
+
+// measureBytes is the size of each of then, else and the output in the
+// run that measureSelect times: large enough that a dispatch's fixed
+// cost is small beside it, small enough that measuring every variant of
+// a family on first use takes a fraction of a second on lavapipe.
+const measureBytes = 16 << 20
+
+// measureSelect times v on d over measureBytes of w-byte elements, or a
+// page where pages are smaller (tests' tiny pages would make it
+// thousands of dispatches), in class c: same-shape operands, or cond
+// broadcast along rows and else along columns ([r, 1] and [1, k]
+// against [r, k], with rows k of up to 1024 elements). It returns the
+// fastest of five timed runs after one that builds the pipeline: other
+// work on the machine only ever slows a run down, and on a CPU driver it
+// comes in bursts.
+func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
+	dt := map[int]tensor.DType{1: tensor.U8, 2: tensor.U16, 4: tensor.U32, 8: tensor.U64}[w]
+	n := int(min(measureBytes, d.PageSize())) / w
+	k := min(n, 1024)
+	out := tensor.Shape{n / k, k}
+	shapes := []tensor.Shape{out, out, out}
+	if c == selectBroadcast {
+		shapes = []tensor.Shape{{n / k, 1}, out, {1, k}}
+	}
+	var ts []*device.Tensor
+	defer func() {
+		for _, t := range ts {
+			t.Free()
+		}
+	}()
+	for i, s := range append(shapes, out) {
+		t, err := d.Empty([]tensor.DType{tensor.Bool, dt, dt, dt}[i], s)
+		if err != nil {
+			return 0, err
+		}
+		ts = append(ts, t)
+	}
+	l := newLayout(out, shapes...)
+	run := func() error { return dispatchSelect(d, l, ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]}, v) }
+	if err := run(); err != nil {
+		return 0, err
+	}
+	if err := d.Sync(); err != nil {
+		return 0, err
+	}
+	best := math.Inf(1)
+	for range 5 {
+		ns, err := d.GPUTime(run)
+		if err != nil {
+			return 0, err
+		}
+		best = min(best, ns)
+	}
+	return best, nil
+}
 
 // selectTuning shapes the select kernel's grid: invocations per
 // workgroup (at most; the device may allow fewer) and, by element size,
 // 16-element chunks per invocation, so that each invocation writes 64
 // bytes or more. Tests change it to reach other code paths cheaply, such
-// as grids of more than 65535 workgroups.
+// as grids of more than 65535 workgroups, or texel views smaller than a
+// page.
 var selectTuning = struct {
 	group  int
 	chunks [9]int
+	// texelBytes, when nonzero, stands for the device's
+	// maxTexelBufferElements in bytes of rgba32ui texels.
+	texelBytes uint64
 }{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}}
 
-// dispatchSelect fills res, one dispatch per piece of the layout. An
-// operand without a tensor is pushed as a constant.
-func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b operand) error {
+// selectSpan returns the bytes that one binding of variant v may cover:
+// a page, or for a texel variant the largest power of two that its views
+// can hold (maxTexelBufferElements), if that is less. Pages are powers
+// of two too, so pieces planned for the smaller span still lie in one
+// page each. While device.HasTexels admits texel variants only where a
+// whole page fits, the page is the span; tests shrink the limit to plan
+// views smaller than pages.
+func selectSpan(d *device.Device, v *variant) int {
+	span := d.PageSize()
+	if v.kernel.Kinds != nil {
+		limit := selectTuning.texelBytes
+		if limit == 0 {
+			limit = uint64(d.Info().Limits.MaxTexelBufferElements) * 16
+		}
+		span = min(span, uint64(1)<<(bits.Len64(limit)-1))
+	}
+	return int(span)
+}
+
+// b2u returns 1 for true, 0 for false: a bool specialization constant.
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// dispatchSelect fills res with variant v, one dispatch per piece of the
+// layout. An operand without a tensor is pushed as a constant.
+func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b operand, v *variant) error {
 	ts := []*device.Tensor{cond, a.t, b.t, res}
 	w := res.DType().Size()
 	sizes := []int{1, w, w, w}
@@ -205,7 +353,7 @@ func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b o
 		pushed |= 2
 	}
 	strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
-	for _, p := range l.pieces(sizes, int(d.PageSize())) {
+	for _, p := range l.pieces(sizes, selectSpan(d, v)) {
 		// A leading dimension of one is a prefix coordinate like the others.
 		dims, k := p.dims, len(l.dims)-len(p.dims)
 		for len(dims) > 1 && dims[0] == 1 {
@@ -263,14 +411,61 @@ func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b o
 				aligned = 0
 			}
 		}
-		blocks := (base[3]+n+elems-1)/elems - base[3]/elems
-		grid, err := d.Grid(uint64((blocks + group - 1) / group))
-		if err != nil {
-			return err
+		// The operands that stay constant along the innermost dimension,
+		// which the kernel's block path reads once instead of by vectors.
+		var inner uint32
+		for x := range 3 {
+			if masks>>(8*x)&1 != 0 {
+				inner |= 1 << x
+			}
 		}
-		push := words{}.u32(kd[:]...).u32(magic[:]...).u32(shifts[:]...).u32(masks).u32(base[:]...).u32(grid[0]).u64(a.bits).u64(b.bits)
-		spec := []uint32{group, uint32(w), uint32(rank), pushed, chunks, aligned}
-		if err := d.Dispatch(selectKernel, spec, args[:], push, grid); err != nil {
+		launch := func(base [4]uint32, n uint32, whole bool) error {
+			kd := kd
+			if rank == 1 {
+				kd[0] = n
+			}
+			blocks := (base[3]+n+elems-1)/elems - base[3]/elems
+			grid, err := d.Grid(uint64((blocks + group - 1) / group))
+			if err != nil {
+				return err
+			}
+			push := words{}.u32(kd[:]...).u32(magic[:]...).u32(shifts[:]...).u32(masks).u32(base[:]...).u32(grid[0]).u64(a.bits).u64(b.bits)
+			spec := []uint32{group, uint32(w), uint32(rank), pushed, chunks, aligned, inner, b2u(whole)}
+			return d.Dispatch(v.kernel, spec, args[:], push, grid)
+		}
+		// Blocks that are whole and lie in one innermost run take a path
+		// without the element-by-element code: on SIMD-on-CPU drivers
+		// such as lavapipe, a path that any lane of a SIMD group might
+		// take costs every lane its time. A kernel told so (WHOLE) runs
+		// only such blocks: every block of a piece whose rows and start
+		// are whole blocks, or the middle of a one-dimensional piece,
+		// whose ends then run apart.
+		first, end := base[3], base[3]+n
+		var err error
+		lo, hi := (first+elems-1)/elems*elems, end/elems*elems
+		switch {
+		case rank > 1 && first%elems == 0 && kd[0]%elems == 0:
+			err = launch(base, n, true)
+		case rank == 1 && lo < hi:
+			for _, r := range [][2]uint32{{first, lo}, {lo, hi}, {hi, end}} {
+				if r[0] == r[1] {
+					continue
+				}
+				sub := base
+				for x := range 3 {
+					if ts[x] != nil && inner>>x&1 == 0 {
+						sub[x] += r[0] - first
+					}
+				}
+				sub[3] = r[0]
+				if err = launch(sub, r[1]-r[0], r[0] == lo); err != nil {
+					break
+				}
+			}
+		default:
+			err = launch(base, n, false)
+		}
+		if err != nil {
 			return err
 		}
 	}

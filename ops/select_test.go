@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -64,6 +65,20 @@ func checkSelect(t *testing.T, d *device.Device, cond, then, els *tensor.Host) {
 	}
 }
 
+// eachVariant runs f as a subtest per select variant, with the variant
+// forced; those d cannot run are skipped.
+func eachVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
+	for _, v := range selectVariants {
+		t.Run(v.name, func(t *testing.T) {
+			if !v.eligible(d) {
+				t.Skipf("SKIP: %v cannot run variant %s", d, v.name)
+			}
+			t.Setenv("VKOPS_VARIANT", v.name)
+			f(t)
+		})
+	}
+}
+
 // TestSelectGrid shrinks workgroups to one invocation of one chunk, so
 // that a dispatch needs more than 65535 workgroups and the kernel's
 // linear group index spans the Y dimension of the grid.
@@ -73,42 +88,133 @@ func TestSelectGrid(t *testing.T) {
 	defer func() { selectTuning = saved }()
 	selectTuning.group = 1
 	selectTuning.chunks = [9]int{1: 1, 2: 1, 4: 1, 8: 1}
-	rng := rand.New(rand.NewPCG(1, 2))
 	n := 16*65535*2 + 100
 	g, err := d.Grid(uint64(n+15) / 16)
 	if err != nil || g[1] < 2 {
 		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
 	}
-	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}))
-	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n / 100, 1}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{100}))
+	eachVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}))
+		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n / 100, 1}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{100}))
+	})
 }
 
 // TestSelectTuning runs each element width with every chunk count and
 // odd workgroup sizes over pages of 4 KiB, so that blocks meet piece
-// edges at every alignment.
+// edges at every alignment, with every variant: one chunk of bytes makes
+// blocks of a single vector, which texel64 stores unpaired.
 func TestSelectTuning(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	saved := selectTuning
 	defer func() { selectTuning = saved }()
-	rng := rand.New(rand.NewPCG(2, 3))
-	for _, group := range []int{1, 7, 64} {
-		for _, chunks := range []int{1, 2, 4} {
-			selectTuning.group = group
-			for i := range selectTuning.chunks {
-				selectTuning.chunks[i] = chunks
-			}
-			for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
-				for _, s := range [][3]tensor.Shape{
-					{{5000}, {5000}, {5000}},
-					{{37, 1}, {37, 130}, {37, 130}},
-					{{1, 130}, {37, 130}, {1}},
-					{{9, 1, 7}, {9, 11, 7}, {11, 1}},
-					{{}, {3001}, {3001}},
-				} {
-					checkSelect(t, d, randomHost(rng, tensor.Bool, s[0]), randomHost(rng, dt, s[1]), randomHost(rng, dt, s[2]))
+	eachVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(2, 3))
+		for _, group := range []int{1, 7, 64} {
+			for _, chunks := range []int{1, 2, 4} {
+				selectTuning.group = group
+				for i := range selectTuning.chunks {
+					selectTuning.chunks[i] = chunks
+				}
+				for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
+					for _, s := range [][3]tensor.Shape{
+						{{5000}, {5000}, {5000}},
+						{{37, 1}, {37, 130}, {37, 130}},
+						{{1, 130}, {37, 130}, {1}},
+						{{9, 1, 7}, {9, 11, 7}, {11, 1}},
+						{{}, {3001}, {3001}},
+					} {
+						checkSelect(t, d, randomHost(rng, tensor.Bool, s[0]), randomHost(rng, dt, s[1]), randomHost(rng, dt, s[2]))
+					}
 				}
 			}
 		}
+	})
+}
+
+// TestSelectTexelSpan stands in a limit of 4 KiB for the device's
+// maxTexelBufferElements: the texel variants' pieces then split at every
+// 4 KiB of their operands although pages are far larger, and results
+// still match cpuref; the portable variant's pieces do not split.
+func TestSelectTexelSpan(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	saved := selectTuning
+	defer func() { selectTuning = saved }()
+	selectTuning.texelBytes = 4096 + 100 // not a power of two: the span rounds down
+	for _, v := range selectVariants {
+		want := int(d.PageSize())
+		if v.kernel.Kinds != nil {
+			want = 4096
+		}
+		if got := selectSpan(d, v); got != want {
+			t.Errorf("variant %s: span %d, want %d", v.name, got, want)
+		}
+	}
+	eachVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
+			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}))
+			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{300, 1}), randomHost(rng, dt, tensor.Shape{300, 70}), randomHost(rng, dt, tensor.Shape{70}))
+			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{1, 9000}), randomHost(rng, dt, tensor.Shape{3, 9000}), randomHost(rng, dt, tensor.Shape{3, 1}))
+		}
+	})
+}
+
+// TestSelectFamilies checks the families: one per element width and
+// class, the portable variant first; plans fall in the class they
+// should; tuning measures every variant the device can run and stores
+// the fastest, which Select then runs without measuring again.
+func TestSelectFamilies(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	for w := range selectFamilies {
+		for c, f := range selectFamilies[w] {
+			if (w == 1 || w == 2 || w == 4 || w == 8) != (f != nil) {
+				t.Fatalf("width %d class %d: family %v", w, c, f)
+			}
+			if f != nil && (f.key != fmt.Sprintf("select/w%d/%v", w, selectClass(c)) || f.variants[0].needs != nil) {
+				t.Errorf("family %s: want key select/w%d/%v and a portable first variant", f.key, w, selectClass(c))
+			}
+		}
+	}
+	x := operand{t: &device.Tensor{}}
+	for _, c := range []struct {
+		shapes []tensor.Shape // out, cond, then, else
+		a, b   operand
+		want   selectClass
+	}{
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {4, 5}}, x, x, selectSame},
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, nil}, x, operand{}, selectSame},
+		{[]tensor.Shape{{4, 5}, {4, 1}, {4, 5}, {4, 5}}, x, x, selectBroadcast},
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {}}, x, x, selectBroadcast},
+		{[]tensor.Shape{{4, 5}, {}, {4, 5}, {4, 5}}, x, x, selectBroadcast},
+	} {
+		l := newLayout(c.shapes[0], c.shapes[1:]...)
+		if f := selectFamily(l, c.a, c.b, 4); f != selectFamilies[4][c.want] {
+			t.Errorf("shapes %v: family %s, want class %v", c.shapes, f.key, c.want)
+		}
+	}
+	f := selectFamilies[4][selectSame]
+	best, times, err := f.tune(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range f.variants {
+		if v.eligible(d) != (times[i] > 0) {
+			t.Errorf("%s: variant %s eligible %v but measured %v ns", f.key, v.name, v.eligible(d), times[i])
+		}
+		if times[i] > 0 && times[i] < times[slices.Index(f.variants, best)] {
+			t.Errorf("%s: chose %s, but %s measured faster (%v ns)", f.key, best.name, v.name, times)
+		}
+	}
+	t.Logf("%s: %v ns by variant, chose %s", f.key, times, best.name)
+	if name, ok := d.Choice(f.key); !ok || name != best.name {
+		t.Errorf("%s: stored choice %q, want %q", f.key, name, best.name)
+	}
+	// An untuned family is measured on first use and its choice stored.
+	rng := rand.New(rand.NewPCG(4, 5))
+	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{300, 1}), randomHost(rng, tensor.F16, tensor.Shape{300, 40}), randomHost(rng, tensor.F16, tensor.Shape{40}))
+	if name, ok := d.Choice("select/w2/bcast"); !ok || selectFamilies[2][selectBroadcast].stored(d) == nil {
+		t.Errorf("select/w2/bcast: no eligible choice stored after a select (%q)", name)
 	}
 }
 

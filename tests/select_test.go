@@ -343,58 +343,66 @@ func selShapes(rng *rand.Rand, mode ops.Broadcast, rank, pattern, maxN int) (c, 
 func TestSelectMatrix(t *testing.T) {
 	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			d := selOpen(t, small)
-			rng := rand.New(rand.NewPCG(2, 3))
-			cases := 0
-			for _, dt := range tensor.DTypes {
-				for _, mode := range selModes {
-					for rank := range 7 {
-						for pattern := range 10 {
-							maxN := 1 << (4 + rng.IntN(14))
-							c, a, b := selShapes(rng, mode, rank, pattern, maxN)
-							selCheck(t, d, fmt.Sprintf("pattern %d", pattern), mode,
-								selRandom(rng, tensor.Bool, c), selRandom(rng, dt, a), selRandom(rng, dt, b))
-							cases++
-						}
-					}
-				}
-			}
-			t.Logf("%d cases", cases)
+			t.Logf("%d cases", selMatrix(t, selOpen(t, small)))
 		})
 	}
+}
+
+// selMatrix runs TestSelectMatrix's cases on d and returns how many.
+func selMatrix(t *testing.T, d *device.Device) int {
+	rng := rand.New(rand.NewPCG(2, 3))
+	cases := 0
+	for _, dt := range tensor.DTypes {
+		for _, mode := range selModes {
+			for rank := range 7 {
+				for pattern := range 10 {
+					maxN := 1 << (4 + rng.IntN(14))
+					c, a, b := selShapes(rng, mode, rank, pattern, maxN)
+					selCheck(t, d, fmt.Sprintf("pattern %d", pattern), mode,
+						selRandom(rng, tensor.Bool, c), selRandom(rng, dt, a), selRandom(rng, dt, b))
+					cases++
+				}
+			}
+		}
+	}
+	return cases
 }
 
 // TestSelectSizes runs one-dimensional and row/column patterns from zero
 // elements past a full workgroup and past several 4 KiB pages, for each
 // element width.
 func TestSelectSizes(t *testing.T) {
-	sizes := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16383, 16384, 16385, 65536*3 + 5, 1<<20 + 3}
 	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			d := selOpen(t, small)
-			rng := rand.New(rand.NewPCG(3, 4))
-			cases := 0
-			for _, dt := range []tensor.DType{tensor.Bool, tensor.I16, tensor.F32, tensor.F64} {
-				for _, n := range sizes {
-					if testing.Short() && n > 1<<16 {
-						continue
-					}
-					cond := selRandom(rng, tensor.Bool, tensor.Shape{n})
-					then, els := selRandom(rng, dt, tensor.Shape{n}), selRandom(rng, dt, tensor.Shape{n})
-					selCheck(t, d, "same", ops.BroadcastNumpy, cond, then, els)
-					selCheck(t, d, "0-D else", ops.BroadcastNumpy, cond, then, selRandom(rng, dt, nil))
-					rows := max(1, n/37)
-					shape := tensor.Shape{rows, n / rows}
-					selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
-						selRandom(rng, dt, shape), selRandom(rng, dt, shape))
-					selCheck(t, d, "columns", ops.BroadcastPDPD, selRandom(rng, tensor.Bool, tensor.Shape{n / rows}),
-						selRandom(rng, dt, shape), selRandom(rng, dt, tensor.Shape{rows, 1}))
-					cases += 4
-				}
-			}
-			t.Logf("%d cases", cases)
+			t.Logf("%d cases", selSizes(t, selOpen(t, small)))
 		})
 	}
+}
+
+// selSizes runs TestSelectSizes's cases on d and returns how many.
+func selSizes(t *testing.T, d *device.Device) int {
+	sizes := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16383, 16384, 16385, 65536*3 + 5, 1<<20 + 3}
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := 0
+	for _, dt := range []tensor.DType{tensor.Bool, tensor.I16, tensor.F32, tensor.F64} {
+		for _, n := range sizes {
+			if testing.Short() && n > 1<<16 {
+				continue
+			}
+			cond := selRandom(rng, tensor.Bool, tensor.Shape{n})
+			then, els := selRandom(rng, dt, tensor.Shape{n}), selRandom(rng, dt, tensor.Shape{n})
+			selCheck(t, d, "same", ops.BroadcastNumpy, cond, then, els)
+			selCheck(t, d, "0-D else", ops.BroadcastNumpy, cond, then, selRandom(rng, dt, nil))
+			rows := max(1, n/37)
+			shape := tensor.Shape{rows, n / rows}
+			selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
+				selRandom(rng, dt, shape), selRandom(rng, dt, shape))
+			selCheck(t, d, "columns", ops.BroadcastPDPD, selRandom(rng, tensor.Bool, tensor.Shape{n / rows}),
+				selRandom(rng, dt, shape), selRandom(rng, dt, tensor.Shape{rows, 1}))
+			cases += 4
+		}
+	}
+	return cases
 }
 
 // TestSelectErrors draws small shapes and types, valid and not, and
@@ -706,7 +714,11 @@ func TestWhereSpecShapes(t *testing.T) {
 // even into f16/bf16/f32, an error where the value does not fit), against
 // cpuref given the converted scalars.
 func TestWhereMatrix(t *testing.T) {
-	d := selOpen(t, true)
+	t.Logf("%d cases", whereMatrix(t, selOpen(t, true)))
+}
+
+// whereMatrix runs TestWhereMatrix's cases on d and returns how many.
+func whereMatrix(t *testing.T, d *device.Device) int {
 	rng := rand.New(rand.NewPCG(9, 10))
 	values := []any{0, 1, -1, 300, 65504, 65520, 1 << 24, 1<<24 + 1, 0.1, -0.0, 1e300, math.NaN(), math.Inf(-1),
 		float32(3.4e38), uint64(math.MaxUint64), int64(math.MinInt64), true, int8(-5), uint16(7), 1.5}
@@ -731,7 +743,7 @@ func TestWhereMatrix(t *testing.T) {
 			cases++
 		}
 	}
-	t.Logf("%d cases", cases)
+	return cases
 }
 
 // TestWhereErrors checks Where's rejections: cpuref's words where it can
@@ -864,50 +876,93 @@ func FuzzSelect(f *testing.F) {
 	})
 }
 
-// BenchmarkSelect measures the kernel paths on 16M-element operands:
+// BenchmarkSelect measures the kernel paths at 16M and 64M elements:
 // same-shape f32, cond broadcast along rows ([N/1024, 1] against
 // [N/1024, 1024]) and along columns ([1, 1024]), and a scalar operand
-// (Where with a number). SetBytes counts the bytes read and written; the
-// gpu-GB/s metric is the same bytes over the device's own time.
+// (Where with a number), each with every variant the device can run
+// (VKOPS_VARIANT) and with the one it chooses. SetBytes counts the bytes
+// read and written; the gpu-GB/s metric is the same bytes over the
+// device's own time, which other work on the machine disturbs least.
+//
+//	go test -run '^$' -bench 'Select/64M/same' -count 5 ./tests/
 func BenchmarkSelect(b *testing.B) {
 	d := selOpen(b, false)
-	rng := rand.New(rand.NewPCG(11, 12))
-	const n = 1 << 24
-	up := func(dt tensor.DType, s ...int) *device.Tensor {
-		ts, _ := selUpload(b, d, selRandom(rng, dt, s))
-		b.Cleanup(ts[0].Free)
-		return ts[0]
+	names, eligible := selVariants(b, d)
+	variants := []string{"chosen"}
+	for _, name := range names {
+		if eligible[name] {
+			variants = append(variants, name)
+		}
 	}
-	x, y := up(tensor.F32, n/1024, 1024), up(tensor.F32, n/1024, 1024)
-	same, rows, cols := up(tensor.Bool, n/1024, 1024), up(tensor.Bool, n/1024, 1), up(tensor.Bool, 1, 1024)
-	for _, c := range []struct {
-		name  string
-		bytes int64
-		op    func() (*device.Tensor, error)
-	}{
-		{"same/f32", n * 13, func() (*device.Tensor, error) { return ops.Select(same, x, y) }},
-		{"cond-rows/f32", n*12 + n/1024, func() (*device.Tensor, error) { return ops.Select(rows, x, y) }},
-		{"cond-cols/f32", n*12 + 1024, func() (*device.Tensor, error) { return ops.Select(cols, x, y) }},
-		{"scalar/f32", n * 9, func() (*device.Tensor, error) { return ops.Where(same, x, 0) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(c.bytes)
-			var gpu float64
-			for range b.N {
-				var res *device.Tensor
-				ns, err := d.GPUTime(func() error {
-					var err error
-					res, err = c.op()
-					return err
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				gpu += ns
-				res.Free()
+	for _, size := range []struct {
+		name string
+		n    int64
+	}{{"16M", 1 << 24}, {"64M", 1 << 26}} {
+		b.Run(size.name, func(b *testing.B) {
+			n := size.n
+			rng := rand.New(rand.NewPCG(11, 12))
+			up := func(dt tensor.DType, s ...int) *device.Tensor {
+				ts, _ := selUpload(b, d, selRandom(rng, dt, s))
+				b.Cleanup(ts[0].Free)
+				return ts[0]
 			}
-			b.ReportMetric(float64(c.bytes)*float64(b.N)/gpu, "gpu-GB/s")
-			b.ReportMetric(float64(c.bytes)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GB/s")
+			rows := int(n / 1024)
+			x, y := up(tensor.F32, rows, 1024), up(tensor.F32, rows, 1024)
+			same, condRows, condCols := up(tensor.Bool, rows, 1024), up(tensor.Bool, rows, 1), up(tensor.Bool, 1, 1024)
+			for _, c := range []struct {
+				name  string
+				bytes int64
+				op    func() (*device.Tensor, error)
+			}{
+				{"same-f32", n * 13, func() (*device.Tensor, error) { return ops.Select(same, x, y) }},
+				{"cond-rows-f32", n*12 + n/1024, func() (*device.Tensor, error) { return ops.Select(condRows, x, y) }},
+				{"cond-cols-f32", n*12 + 1024, func() (*device.Tensor, error) { return ops.Select(condCols, x, y) }},
+				{"scalar-f32", n * 9, func() (*device.Tensor, error) { return ops.Where(same, x, 0) }},
+			} {
+				for _, v := range variants {
+					b.Run(c.name+"/"+v, func(b *testing.B) {
+						if v != "chosen" {
+							b.Setenv("VKOPS_VARIANT", v)
+						}
+						// One untimed run builds the pipeline and, for the
+						// chosen variant, measures the family first.
+						res, err := c.op()
+						if err != nil {
+							b.Fatal(err)
+						}
+						res.Free()
+						if v == "chosen" {
+							b.Logf("choices: %s", selChoices(d))
+						}
+						b.SetBytes(c.bytes)
+						var gpu float64
+						for b.Loop() {
+							ns, err := d.GPUTime(func() error {
+								var err error
+								res, err = c.op()
+								return err
+							})
+							if err != nil {
+								b.Fatal(err)
+							}
+							gpu += ns
+							res.Free()
+						}
+						b.ReportMetric(float64(c.bytes)*float64(b.N)/gpu, "gpu-GB/s")
+					})
+				}
+			}
 		})
 	}
+}
+
+// selChoices lists the variants d has chosen for f32 selects.
+func selChoices(d *device.Device) string {
+	var out []string
+	for _, vi := range ops.Variants(d) {
+		if strings.HasPrefix(vi.Family, "select/w4/") {
+			out = append(out, vi.Family+"="+vi.Chosen)
+		}
+	}
+	return strings.Join(out, " ")
 }

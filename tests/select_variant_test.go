@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// selVariants returns the variant names of the select families, the
+// portable one first, and those the device can run. Every select family
+// has the same variants, so forcing one by name forces it in all of them.
+func selVariants(t testing.TB, d *device.Device) (names []string, eligible map[string]bool) {
+	t.Helper()
+	eligible = map[string]bool{}
+	for _, vi := range ops.Variants(d) {
+		if !strings.HasPrefix(vi.Family, "select/") {
+			continue
+		}
+		if names == nil {
+			names = vi.Variants
+		} else if !slices.Equal(names, vi.Variants) {
+			t.Fatalf("family %s has variants %v, others %v", vi.Family, vi.Variants, names)
+		}
+		for _, n := range vi.Eligible {
+			eligible[n] = true
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no select family is registered")
+	}
+	return names, eligible
+}
+
+// TestSelectVariants runs every variant of the select kernel, not only the
+// one a device would choose, over the cases of TestSelectMatrix,
+// TestSelectSizes and TestWhereMatrix, with the usual pages and with
+// 4 KiB pages (tensors spanning many pages, so texel views start at many
+// offsets), against cpuref. On lavapipe every variant must be eligible,
+// so that none is skipped there unnoticed.
+func TestSelectVariants(t *testing.T) {
+	names, eligible := selVariants(t, selOpen(t, false))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			if !eligible[name] {
+				if strings.Contains(selOpen(t, false).Info().Name, "llvmpipe") {
+					t.Fatalf("lavapipe cannot run variant %s", name)
+				}
+				t.Skipf("SKIP: the device cannot run variant %s", name)
+			}
+			t.Setenv("VKOPS_VARIANT", name)
+			for _, small := range []bool{false, true} {
+				t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
+					d := selOpen(t, small)
+					m, s, w := selMatrix(t, d), selSizes(t, d), whereMatrix(t, d)
+					t.Logf("variant %s: %d matrix, %d sizes, %d where cases", name, m, s, w)
+				})
+			}
+		})
+	}
+}
+
+// TestSelectVariantOffsets runs each variant on rows that start at every
+// offset within a 16-byte texel and on tensors that end at every offset
+// within one, where a texel view reaches past the tensor's last byte.
+// Pages of 4 KiB put page edges inside rows.
+func TestSelectVariantOffsets(t *testing.T) {
+	names, eligible := selVariants(t, selOpen(t, false))
+	for _, name := range names {
+		if !eligible[name] {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("VKOPS_VARIANT", name)
+			d := selOpen(t, true)
+			rng := rand.New(rand.NewPCG(13, 14))
+			cases := 0
+			for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
+				for n := 1000; n < 1017; n++ {
+					// A row broadcast whose rows start at every offset, and a
+					// same-shape select whose length ends at every offset.
+					selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n, 1}),
+						selRandom(rng, dt, tensor.Shape{n, n - 999}), selRandom(rng, dt, tensor.Shape{1, n - 999}))
+					selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{3 * n}),
+						selRandom(rng, dt, tensor.Shape{3 * n}), selRandom(rng, dt, tensor.Shape{3 * n}))
+					cases += 2
+				}
+			}
+			t.Logf("%d cases", cases)
+		})
+	}
+}
