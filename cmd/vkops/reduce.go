@@ -69,20 +69,10 @@ func runReduce(e *env, name string, op reduceOp, args []string) error {
 		return err
 	}
 	y, err := op(x, axes, ops.KeepDims(*keepDims))
-	if errors.Is(err, ops.ErrInvalid) {
-		return badInput("%v", err)
-	}
 	if err != nil {
-		return err
+		return opError(err)
 	}
-	res, err := y.Download()
-	if err != nil {
-		return err
-	}
-	if err := npy.WriteFile(*outPath, res); err != nil {
-		return badInput("%s: %v", name, err)
-	}
-	return nil
+	return download(name, y, *outPath, false)
 }
 
 // parseAxes parses "2,-1": integers separated by commas, spaces allowed;
