@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
@@ -297,7 +296,8 @@ func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64,
 // selectTuning shapes the select kernel's grid: invocations per
 // workgroup (at most; the device may allow fewer) and, by element size,
 // 16-element chunks per invocation, so that each invocation writes 64
-// bytes or more. Tests change it to reach other code paths cheaply, such
+// bytes or more (fewer chunks where rows of a whole number of chunks
+// need them). Tests change it to reach other code paths cheaply, such
 // as grids of more than 65535 workgroups, or texel views smaller than a
 // page.
 var selectTuning = struct {
@@ -340,11 +340,8 @@ func b2u(b bool) uint32 {
 func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b operand, v *variant) error {
 	ts := []*device.Tensor{cond, a.t, b.t, res}
 	w := res.DType().Size()
-	sizes := []int{1, w, w, w}
 	lim := d.Info().Limits
 	group := uint32(min(selectTuning.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))
-	chunks := uint32(selectTuning.chunks[w])
-	elems := 16 * chunks
 	var pushed uint32
 	if a.t == nil {
 		pushed |= 1
@@ -352,58 +349,26 @@ func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b o
 	if b.t == nil {
 		pushed |= 2
 	}
-	strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
-	for _, p := range l.pieces(sizes, selectSpan(d, v)) {
-		// A leading dimension of one is a prefix coordinate like the others.
-		dims, k := p.dims, len(l.dims)-len(p.dims)
-		for len(dims) > 1 && dims[0] == 1 {
-			dims, k = dims[1:], k+1
-		}
-		rank := len(dims)
-		var (
-			args  [4]device.Arg
-			base  [4]uint32
-			masks uint32
-		)
-		for x, t := range ts {
-			if t == nil {
-				continue
-			}
-			for i, st := range strides[x][k:] {
-				if st == 0 && x < 3 {
-					masks |= 1 << (8*x + rank - 1 - i)
-				}
-			}
-			lo := uint64(p.first[x] * sizes[x])
-			arg, skip, err := t.Window(lo, lo+uint64((p.span(strides[x])+1)*sizes[x]))
-			if err != nil {
-				return err
-			}
-			args[x], base[x] = arg, uint32(skip/uint64(sizes[x]))
-		}
-		args[3].Write = true
-		for x := 1; x < 3; x++ {
-			if ts[x] == nil {
-				args[x] = args[0] // bound but never read
-			}
-		}
-
-		// Shape and reciprocals, innermost first.
-		var kd, magic [8]uint32
-		var shifts [2]uint32
+	sizes := []int{1, w, w, w}
+	return l.spans(ts, sizes, selectSpan(d, v), func(s *span) error {
+		rank, kd, masks := s.rank, s.dims, s.masks
+		base := [4]uint32(s.base)
 		n := uint32(1)
 		for i := range rank {
-			kd[i] = uint32(dims[rank-1-i])
 			n *= kd[i]
-			m, s := reciprocal(kd[i])
-			magic[i] = m
-			shifts[i/4] |= s << (8 * (i % 4))
 		}
+		// Where rows are whole chunks, blocks of the most chunks that
+		// rows hold a whole number of, so that no block straddles rows.
+		chunks := uint32(selectTuning.chunks[w])
+		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
+			chunks--
+		}
+		elems := 16 * chunks
 		// Contiguous operands stay 16-byte aligned block after block when
 		// they start aligned as the output does and rows come in whole
 		// vectors; then the kernel can skip its funnel shifts.
 		aligned := uint32(1)
-		if rank > 1 && dims[rank-1]%16 != 0 {
+		if rank > 1 && kd[0]%16 != 0 {
 			aligned = 0
 		}
 		for x := range 3 {
@@ -429,9 +394,9 @@ func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b o
 			if err != nil {
 				return err
 			}
-			push := words{}.u32(kd[:]...).u32(magic[:]...).u32(shifts[:]...).u32(masks).u32(base[:]...).u32(grid[0]).u64(a.bits).u64(b.bits)
+			push := words{}.u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(masks).u32(base[:]...).u32(grid[0]).u64(a.bits).u64(b.bits)
 			spec := []uint32{group, uint32(w), uint32(rank), pushed, chunks, aligned, inner, b2u(whole)}
-			return d.Dispatch(v.kernel, spec, args[:], push, grid)
+			return d.Dispatch(v.kernel, spec, s.args, push, grid)
 		}
 		// Blocks that are whole and lie in one innermost run take a path
 		// without the element-by-element code: on SIMD-on-CPU drivers
@@ -465,9 +430,6 @@ func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b o
 		default:
 			err = launch(base, n, false)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }

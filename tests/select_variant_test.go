@@ -95,3 +95,30 @@ func TestSelectVariantOffsets(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectVariantsLarge runs each variant where operands span the
+// device's own pages (128 MiB on lavapipe), so that views start at page
+// boundaries in the middle of a select: TestSelectLarge's row
+// broadcast, and a same-shape select whose length is no whole block.
+func TestSelectVariantsLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("operands of 130 MiB and more")
+	}
+	d := selOpen(t, false)
+	names, eligible := selVariants(t, d)
+	for _, name := range names {
+		if !eligible[name] {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("VKOPS_VARIANT", name)
+			rng := rand.New(rand.NewPCG(6, 7))
+			const rows = 82000 // then and the output: 82000 x 1024 f32, 328 MiB
+			selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
+				selRandom(rng, tensor.F32, tensor.Shape{rows, 1024}), selRandom(rng, tensor.F32, tensor.Shape{1, 1024}))
+			const n = 33<<20 + 5 // 132 MiB of f32
+			selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n}),
+				selRandom(rng, tensor.F32, tensor.Shape{n}), selRandom(rng, tensor.F32, tensor.Shape{n}))
+		})
+	}
+}
