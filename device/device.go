@@ -144,6 +144,8 @@ type Device struct {
 	pipelines map[pipelineKey]*vk.Pipeline
 	cache     *vk.PipelineCache
 	newPipes  int
+	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
+	capture   *Replay                       // Capture's, while it runs
 
 	choices      map[string]string
 	choicesDirty bool

@@ -29,10 +29,7 @@ type result struct {
 type batch struct {
 	cmds    *vk.Commands
 	res     *result
-	n       int                 // commands recorded
-	release []func()            // run once the batch has completed
-	dirty   map[*vk.Buffer]bool // written since the last barrier
-	read    map[*vk.Buffer]bool // read since the last barrier
+	release []func() // run once the batch has completed
 	timed   bool
 }
 
@@ -50,9 +47,13 @@ type stream struct {
 	timing   bool
 	gpuNanos float64
 	fault    error // the next submit fails with it (tests only)
+	discard  bool  // batches are dropped, not submitted (benchmarks of recording only)
+	// epoch counts the barriers recorded: tensor accesses noted in the
+	// current epoch are those a new command may depend on.
+	epoch uint64
 }
 
-func (s *stream) init(d *Device) { s.d, s.next, s.idle = d, 1, sync.NewCond(&d.mu) }
+func (s *stream) init(d *Device) { s.d, s.next, s.epoch, s.idle = d, 1, 1, sync.NewCond(&d.mu) }
 
 // recording returns the batch to record into, starting one if needed;
 // d.mu must be held.
@@ -74,7 +75,7 @@ func (s *stream) recording() (*batch, error) {
 		if err != nil {
 			return nil, s.d.fail(err)
 		}
-		b = &batch{cmds: cmds, dirty: map[*vk.Buffer]bool{}, read: map[*vk.Buffer]bool{}}
+		b = &batch{cmds: cmds}
 	}
 	if err := b.cmds.Begin(); err != nil {
 		s.spare = append(s.spare, b)
@@ -90,29 +91,70 @@ func (s *stream) recording() (*batch, error) {
 	return b, nil
 }
 
-// access records that the next command reads and writes these buffers,
-// and puts a barrier before it when it depends on an earlier command of
-// the batch.
-func (b *batch) access(reads, writes []*vk.Buffer) {
-	need := false
-	for _, x := range reads {
-		need = need || b.dirty[x]
+// access is one command's use of bytes [lo, hi) of a tensor.
+type access struct {
+	t      *Tensor
+	lo, hi uint64
+	write  bool
+}
+
+// hazard is what the commands recorded since the last barrier did to a
+// tensor: the hull of the byte ranges they wrote and read.
+type hazard struct {
+	epoch uint64 // the stream's epoch it belongs to; older ones are void
+	w, r  [2]uint64
+}
+
+func overlaps(r [2]uint64, lo, hi uint64) bool { return r[0] < hi && lo < r[1] }
+
+func hull(r [2]uint64, lo, hi uint64) [2]uint64 {
+	if r[0] == r[1] {
+		return [2]uint64{lo, hi}
 	}
-	for _, x := range writes {
-		need = need || b.dirty[x] || b.read[x]
+	return [2]uint64{min(r[0], lo), max(r[1], hi)}
+}
+
+// needBarrier reports whether a command making these accesses depends on
+// one recorded since the last barrier: it reads what one wrote, or writes
+// what one read or wrote. Independent commands run without barriers
+// between them. d.mu must be held.
+func (s *stream) needBarrier(acc []access) bool {
+	for _, a := range acc {
+		h := &a.t.hz
+		if h.epoch == s.epoch && (overlaps(h.w, a.lo, a.hi) || a.write && overlaps(h.r, a.lo, a.hi)) {
+			return true
+		}
 	}
+	return false
+}
+
+// noted records the accesses of a command just recorded, after a barrier
+// before it when barrier is set.
+func (s *stream) noted(acc []access, barrier bool) {
+	if barrier {
+		s.epoch++
+	}
+	for _, a := range acc {
+		h := &a.t.hz
+		if h.epoch != s.epoch {
+			*h = hazard{epoch: s.epoch}
+		}
+		if a.write {
+			h.w = hull(h.w, a.lo, a.hi)
+		} else {
+			h.r = hull(h.r, a.lo, a.hi)
+		}
+	}
+}
+
+// order puts a barrier before a copy command with these accesses when it
+// depends on an earlier one, and notes them.
+func (s *stream) order(b *batch, acc ...access) {
+	need := s.needBarrier(acc)
 	if need {
 		b.cmds.Barrier()
-		clear(b.dirty)
-		clear(b.read)
 	}
-	for _, x := range reads {
-		b.read[x] = true
-	}
-	for _, x := range writes {
-		b.dirty[x] = true
-	}
-	b.n++
+	s.noted(acc, need)
 }
 
 // submit sends the recording batch, if any; d.mu must be held.
@@ -124,8 +166,13 @@ func (s *stream) submit() error {
 	s.rec = nil
 	// Make every write visible to the host and to the next batch.
 	b.cmds.Barrier()
+	s.epoch++
 	if b.timed {
 		b.cmds.Timestamp(1)
+	}
+	if s.discard {
+		s.retire(b, nil)
+		return nil
 	}
 	err := b.cmds.Submit()
 	if f := s.fault; f != nil {
@@ -218,9 +265,6 @@ func (s *stream) retire(b *batch, err error) {
 		f()
 	}
 	b.release = b.release[:0]
-	b.n = 0
-	clear(b.dirty)
-	clear(b.read)
 	if err == nil && b.cmds.Reset() == nil {
 		s.spare = append(s.spare, b)
 		return

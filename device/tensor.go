@@ -23,6 +23,7 @@ type Tensor struct {
 	freed     bool
 	lastWrite *result // the batch that last wrote it; nil when none pending
 	lastUse   *result // the batch that last read or wrote it
+	hz        hazard  // its use by the commands since the last barrier
 }
 
 // DType returns the element type.
@@ -296,7 +297,7 @@ func (t *Tensor) stage(data []byte) error {
 			st.Destroy()
 			return err
 		}
-		b.access(nil, []*vk.Buffer{s.buf})
+		d.stream.order(b, access{t, lo, lo + st.Size(), true})
 		b.cmds.Copy(s.buf, s.off, st, 0, st.Size())
 		b.release = append(b.release, st.Destroy)
 		t.lastWrite, t.lastUse = b.res, b.res
@@ -325,7 +326,7 @@ func (t *Tensor) unstage(dst []byte) error {
 		if err != nil {
 			return err
 		}
-		b.access([]*vk.Buffer{s.buf}, nil)
+		d.stream.order(b, access{t, lo, lo + size, false})
 		b.cmds.Copy(st, 0, s.buf, s.off, size)
 		t.lastUse = b.res
 	}
@@ -371,8 +372,9 @@ func (d *Device) Copy(dst, src *Tensor) error {
 		if err != nil {
 			return err
 		}
-		b.access([]*vk.Buffer{s.buf}, []*vk.Buffer{t.buf})
-		size := (min(d.pageSize, src.bytes-uint64(i)*d.pageSize) + 15) &^ 15
+		lo := uint64(i) * d.pageSize
+		size := (min(d.pageSize, src.bytes-lo) + 15) &^ 15
+		d.stream.order(b, access{src, lo, lo + size, false}, access{dst, lo, lo + size, true})
 		b.cmds.Copy(t.buf, t.off, s.buf, s.off, size)
 		src.lastUse, dst.lastUse, dst.lastWrite = b.res, b.res, b.res
 	}
