@@ -181,7 +181,8 @@ func TestPerOpAndFirstCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if per.Ops != 20 || per.BatchedUS <= 0 || per.SubmitEachUS <= 0 {
+	if per.Ops != 20 || per.BatchedUS <= 0 || per.SubmitEachUS <= 0 || per.Dispatches != 1 ||
+		per.FloorUS <= 0 || per.FloorChainedUS <= 0 || per.Ratio <= 0 {
 		t.Errorf("MeasurePerOp: %+v", per)
 	}
 	cases := FirstCallCases()

@@ -13,7 +13,8 @@ import (
 )
 
 // PerOp is the fixed cost of an op apart from the data it moves, in
-// microseconds of wall time per op.
+// microseconds of wall time per op, beside the driver's own floor for the
+// same work measured in the same run.
 type PerOp struct {
 	Op  string `json:"tiny_op"` // the op timed: "select f32[4]"
 	Ops int    `json:"ops"`     // ops per measurement
@@ -22,11 +23,27 @@ type PerOp struct {
 	// SubmitEachUS submits and waits for each op on its own.
 	BatchedUS    float64 `json:"batched_us_per_op"`
 	SubmitEachUS float64 `json:"submit_each_us_per_op"`
+	// Dispatches is how many dispatches one op records.
+	Dispatches int `json:"dispatches_per_op"`
+	// FloorUS is the driver's floor: the wall time per dispatch of the
+	// op's own dispatch (pipeline, bindings, push constants, grid)
+	// recorded Ops times into one command buffer with nothing of vkops
+	// between, each with a descriptor set of its own, from the submit
+	// until all have run. FloorChainedUS puts a barrier between them.
+	FloorUS        float64 `json:"floor_us_per_dispatch"`
+	FloorChainedUS float64 `json:"floor_chained_us_per_dispatch"`
+	// Ratio is BatchedUS over the independent floor of the op's
+	// dispatches: the median of the ratios of measurements taken side by
+	// side, so that load on the machine weighs on both alike. 1 is the
+	// driver's own cost.
+	Ratio float64 `json:"batched_over_floor"`
 }
 
 // MeasurePerOp times n selects of four f32 elements on d, batched and
-// one per submit; each figure is the median of five measurements after
-// one untimed.
+// one per submit, and the driver's floor for the select's dispatch
+// (Device.Capture, Replay.Time). Each figure is the median of five
+// rounds after one untimed; within a round the floor and the batched ops
+// are measured back to back.
 func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
 	res := PerOp{Op: "select f32[4]", Ops: n}
 	cond, err := device.FromSlice(d, []bool{true, false, true, false})
@@ -55,30 +72,64 @@ func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
 		}
 		return nil
 	}
-	measure := func(each bool) (float64, error) {
-		var times []float64
-		for i := range 6 {
-			start := time.Now()
-			for range n {
-				if err := op(each); err != nil {
-					return 0, err
-				}
-			}
-			if err := d.Sync(); err != nil {
+	// The floor replays the op's dispatch, which writes y: y lives until
+	// the floor has been measured. The first op may choose its kernel
+	// variant, so it runs before the one captured.
+	if err := op(true); err != nil {
+		return res, fmt.Errorf("bench: per-op overhead: %w", err)
+	}
+	var y *device.Tensor
+	replay, err := d.Capture(func() error {
+		var err error
+		y, err = ops.Select(cond, a, b)
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("bench: per-op floor: %w", err)
+	}
+	defer y.Free()
+	res.Dispatches = replay.Dispatches
+	timeOps := func(each bool) (float64, error) {
+		start := time.Now()
+		for range n {
+			if err := op(each); err != nil {
 				return 0, err
 			}
-			if i > 0 { // the first warms the pool and the pipeline
-				times = append(times, float64(time.Since(start).Nanoseconds())/1e3/float64(n))
-			}
 		}
-		return median(times), nil
+		if err := d.Sync(); err != nil {
+			return 0, err
+		}
+		return float64(time.Since(start).Nanoseconds()) / 1e3 / float64(n), nil
 	}
-	if res.BatchedUS, err = measure(false); err != nil {
-		return res, fmt.Errorf("bench: per-op overhead: %w", err)
+	floor := func(chained bool) (float64, error) {
+		t, err := replay.Time(n, chained)
+		return float64(t.Nanoseconds()) / 1e3, err
 	}
-	if res.SubmitEachUS, err = measure(true); err != nil {
-		return res, fmt.Errorf("bench: per-op overhead: %w", err)
+	var batched, each, free, chained, ratios []float64
+	for i := range 6 {
+		f, err := floor(false)
+		if err != nil {
+			return res, fmt.Errorf("bench: per-op floor: %w", err)
+		}
+		bt, err := timeOps(false)
+		if err != nil {
+			return res, fmt.Errorf("bench: per-op overhead: %w", err)
+		}
+		fc, err := floor(true)
+		if err != nil {
+			return res, fmt.Errorf("bench: per-op floor: %w", err)
+		}
+		et, err := timeOps(true)
+		if err != nil {
+			return res, fmt.Errorf("bench: per-op overhead: %w", err)
+		}
+		if i > 0 { // the first warms the pool, the pipeline and the driver
+			batched, each, free, chained = append(batched, bt), append(each, et), append(free, f), append(chained, fc)
+			ratios = append(ratios, bt/(f*float64(res.Dispatches)))
+		}
 	}
+	res.BatchedUS, res.SubmitEachUS = median(batched), median(each)
+	res.FloorUS, res.FloorChainedUS, res.Ratio = median(free), median(chained), median(ratios)
 	return res, nil
 }
 

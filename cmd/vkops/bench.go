@@ -333,6 +333,9 @@ func (r *report) overhead(e *env, d *device.Device) error {
 	}
 	fmt.Fprintf(r.w, "\nper-op overhead, %d x %s: %.1f us/op batched, %.1f us/op with a submit and wait each\n",
 		per.Ops, per.Op, per.BatchedUS, per.SubmitEachUS)
+	fmt.Fprintf(r.w, "driver floor, the same dispatch %d times in one command buffer: %.1f us independent, %.1f us chained by barriers\n",
+		per.Ops, per.FloorUS, per.FloorChainedUS)
+	fmt.Fprintf(r.w, "batched per op / independent floor (%d dispatch per op): %.2fx\n", per.Dispatches, per.Ratio)
 	fmt.Fprintf(r.w, "first call on a fresh device: cold = empty cache dir, warm = the dir after Close saved %d bytes\n", saved)
 	width := 0
 	for _, f := range first {
