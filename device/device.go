@@ -21,6 +21,12 @@ import (
 // and features.
 type Info = vk.DeviceInfo
 
+// DriverID is a VkDriverId: which driver runs a device (Info.DriverID).
+type DriverID = vk.DriverID
+
+// DriverMesaLLVMpipe is lavapipe's driver ID.
+const DriverMesaLLVMpipe = vk.DriverMesaLLVMpipe
+
 // ErrNoDevice reports that no Vulkan loader or device is present.
 var ErrNoDevice = vk.ErrNoVulkan
 
@@ -135,6 +141,7 @@ type Device struct {
 	unified  bool
 	pageSize uint64
 	cacheDir string
+	texels   [TexelRGBA8UI + 1]bool // by BindingKind: HasTexels
 
 	mu        sync.Mutex
 	closed    bool
@@ -188,6 +195,7 @@ func Open(opts Options) (*Device, error) {
 	d.info, d.inst, d.dev = infos[i], in, dev
 	d.unified = dev.Unified() && !opts.Staging
 	d.pageSize = pageSize(infos[i], opts.PageSize)
+	d.findTexels()
 	d.pool = newPool(dev)
 	d.stream.init(d)
 	d.cacheDir = cacheDir(opts.CacheDir)

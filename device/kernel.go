@@ -53,11 +53,18 @@ func (k BindingKind) vk() vk.DescriptorKind {
 // device: the format supports storage texel buffers and a whole page fits
 // in maxTexelBufferElements.
 func (d *Device) HasTexels(k BindingKind) bool {
-	if k == Storage {
-		return true
+	return k >= 0 && int(k) < len(d.texels) && d.texels[k]
+}
+
+// findTexels fills d.texels at Open: ops ask on every call, and the
+// format query is a call into the driver.
+func (d *Device) findTexels() {
+	for k := range d.texels {
+		k := BindingKind(k)
+		f := k.format()
+		d.texels[k] = k == Storage ||
+			d.dev.SupportsStorageTexel(f) && d.pageSize/f.TexelBytes() <= uint64(d.info.Limits.MaxTexelBufferElements)
 	}
-	f := k.format()
-	return d.dev.SupportsStorageTexel(f) && d.pageSize/f.TexelBytes() <= uint64(d.info.Limits.MaxTexelBufferElements)
 }
 
 func (k *Kernel) kind(i int) BindingKind {

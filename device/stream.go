@@ -30,6 +30,7 @@ type batch struct {
 	cmds    *vk.Commands
 	res     *result
 	release []func() // run once the batch has completed
+	spans   []span   // returned to the pool once the batch has completed
 	timed   bool
 }
 
@@ -265,6 +266,8 @@ func (s *stream) retire(b *batch, err error) {
 		f()
 	}
 	b.release = b.release[:0]
+	s.d.releasePages(b.spans)
+	b.spans = b.spans[:0]
 	if err == nil && b.cmds.Reset() == nil {
 		s.spare = append(s.spare, b)
 		return
@@ -307,6 +310,21 @@ func (s *stream) later(f func()) {
 		last.release = append(last.release, f)
 	default:
 		f()
+	}
+}
+
+// releaseLater returns pages to the pool once everything recorded so far
+// has completed, or now if nothing is pending; d.mu must be held. Unlike
+// later it allocates nothing once the batches have room.
+func (s *stream) releaseLater(pages []span) {
+	switch {
+	case s.rec != nil:
+		s.rec.spans = append(s.rec.spans, pages...)
+	case len(s.inflight) > 0:
+		last := s.inflight[len(s.inflight)-1]
+		last.spans = append(last.spans, pages...)
+	default:
+		s.d.releasePages(pages)
 	}
 }
 

@@ -18,6 +18,10 @@ type Tensor struct {
 	shape tensor.Shape
 	bytes uint64
 	pages []span
+	// Room for the shape and pages of most tensors, so that making one
+	// is one allocation.
+	dims  [4]int
+	page0 [1]span
 
 	// Guarded by d.mu.
 	freed     bool
@@ -56,7 +60,9 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	t := &Tensor{d: d, dtype: dt, shape: shape.Clone(), bytes: n * uint64(dt.Size())}
+	t := &Tensor{d: d, dtype: dt, bytes: n * uint64(dt.Size())}
+	t.shape = append(t.dims[:0:len(t.dims)], shape...)
+	t.pages = t.page0[:0:len(t.page0)]
 	// Refuse what cannot fit before allocating any page of it.
 	if !d.pool.fits(t.bytes) {
 		return nil, fmt.Errorf("device: tensor %v%v (%s): %w: the %s heap has %s in use",
@@ -251,7 +257,7 @@ func (t *Tensor) Free() {
 		d.releasePages(pages)
 		return
 	}
-	d.stream.later(func() { d.releasePages(pages) })
+	d.stream.releaseLater(pages)
 }
 
 // Err reports why the tensor cannot be used: nil, freed, or its device

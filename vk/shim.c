@@ -49,6 +49,7 @@ void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32
 		m3.pNext = &driver;
 	}
 	props2(pd, &p);
+	out->driver_id = driver.driverID;
 	memcpy(out->driver_name, driver.driverName, sizeof out->driver_name);
 	memcpy(out->driver_info, driver.driverInfo, sizeof out->driver_info);
 	memcpy(out->device_uuid, id.deviceUUID, VK_UUID_SIZE);

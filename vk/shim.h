@@ -14,6 +14,7 @@ void *vkops_load(char *err);
 // The facts that need Vulkan 1.1+ queries (properties2 / features2).
 typedef struct {
 	int has_props2;
+	uint32_t driver_id;
 	char driver_name[VK_MAX_DRIVER_NAME_SIZE];
 	char driver_info[VK_MAX_DRIVER_INFO_SIZE];
 	uint8_t device_uuid[VK_UUID_SIZE];
