@@ -44,6 +44,29 @@ var ErrNoSuchDevice = errors.New("no such device")
 // ErrFreed reports use of a tensor after Free.
 var ErrFreed = errors.New("use after Free")
 
+// ErrSize reports bytes that do not match a tensor's: a Read or Write
+// of a slice whose length is not the tensor's Bytes, or a Copy between
+// tensors of different sizes.
+var ErrSize = errors.New("size mismatch")
+
+// ErrMisuse reports a call the API does not allow: a nil tensor, or
+// tensors of different devices in one call.
+var ErrMisuse = errors.New("misuse of the API")
+
+// usageError is a misuse or size error: its message is the whole error,
+// and errors.Is matches its sentinel.
+type usageError struct {
+	msg string
+	is  error
+}
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == e.is }
+
+func usagef(sentinel error, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), is: sentinel}
+}
+
 // ErrDeviceLost reports that the driver lost the device
 // (VK_ERROR_DEVICE_LOST); the Device is unusable from then on.
 var ErrDeviceLost = errors.New("device lost")

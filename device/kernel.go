@@ -231,7 +231,7 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	var accs [vk.MaxSetBindings]access
 	for i, a := range args {
 		if a.T == nil || a.T.d != d {
-			return fmt.Errorf("device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
+			return usagef(ErrMisuse, "device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
 		}
 		if err := a.T.usable(); err != nil {
 			return err

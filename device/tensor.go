@@ -1,7 +1,6 @@
 package device
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkops/vkops/tensor"
@@ -91,7 +90,7 @@ func (d *Device) releasePages(pages []span) {
 // Upload copies a host tensor to a new device tensor.
 func (d *Device) Upload(h *tensor.Host) (*Tensor, error) {
 	if h == nil {
-		return nil, errors.New("device: upload of a nil host tensor")
+		return nil, usagef(ErrMisuse, "device: upload of a nil host tensor")
 	}
 	if err := h.Check(); err != nil {
 		return nil, fmt.Errorf("device: upload: %w", err)
@@ -132,7 +131,7 @@ func (t *Tensor) Write(data []byte) error {
 		return err
 	}
 	if uint64(len(data)) != t.bytes {
-		return fmt.Errorf("device: write of %d bytes to %v, which holds %d", len(data), t, t.bytes)
+		return usagef(ErrSize, "device: write of %d bytes to %v, which holds %d", len(data), t, t.bytes)
 	}
 	d := t.d
 	d.mu.Lock()
@@ -179,7 +178,7 @@ func (t *Tensor) Read(dst []byte) error {
 		return err
 	}
 	if uint64(len(dst)) != t.bytes {
-		return fmt.Errorf("device: read of %v (%d bytes) into %d bytes", t, t.bytes, len(dst))
+		return usagef(ErrSize, "device: read of %v (%d bytes) into %d bytes", t, t.bytes, len(dst))
 	}
 	d := t.d
 	d.mu.Lock()
@@ -273,7 +272,7 @@ func (t *Tensor) Err() error {
 
 func (t *Tensor) check() error {
 	if t == nil || t.d == nil {
-		return errors.New("device: nil tensor")
+		return usagef(ErrMisuse, "device: nil tensor")
 	}
 	return nil
 }
@@ -359,10 +358,10 @@ func (d *Device) Copy(dst, src *Tensor) error {
 		return err
 	}
 	if dst.d != d || src.d != d {
-		return errors.New("device: copy between tensors of different devices")
+		return usagef(ErrMisuse, "device: copy between tensors of different devices")
 	}
 	if dst.bytes != src.bytes {
-		return fmt.Errorf("device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
+		return usagef(ErrSize, "device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
