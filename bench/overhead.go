@@ -140,96 +140,97 @@ func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
 type FirstCall struct {
 	Case string `json:"case"`
 	// ColdMS starts from an empty cache directory; WarmMS from the same
-	// directory after the cold device's Close saved its pipeline cache.
+	// directory after the cold device's Close saved its pipeline cache
+	// and variant choices.
 	ColdMS float64 `json:"cold_ms"`
 	WarmMS float64 `json:"warm_ms"`
+	// CacheBytes is what the cold device saved.
+	CacheBytes int64 `json:"cache_bytes"`
 }
 
 // FirstCalls measures each case's first run on a device opened with opts
-// and a fresh temporary cache directory, then again on a second device
-// opened on that directory after the first was closed. It returns the
-// latencies and the bytes the first device saved there. Caches outside
-// vkops's directory, such as the driver's own shader cache, are not
-// touched: their state shows in both figures.
-func FirstCalls(opts device.Options, cases []*Case) ([]FirstCall, int64, error) {
+// and a fresh temporary cache directory of its own, so that no case
+// profits from another's pipelines or choices, then again on a second
+// device opened on that directory after the first was closed. Caches
+// outside vkops's directory, such as the driver's own shader cache, are
+// not touched: their state shows in both figures.
+func FirstCalls(opts device.Options, cases []*Case) ([]FirstCall, error) {
+	res := make([]FirstCall, len(cases))
+	for i, c := range cases {
+		f, err := firstCall(opts, c)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = f
+	}
+	return res, nil
+}
+
+func firstCall(opts device.Options, c *Case) (FirstCall, error) {
+	res := FirstCall{Case: c.Name()}
 	dir, err := os.MkdirTemp("", "vkops-bench-cache-")
 	if err != nil {
-		return nil, 0, err
+		return res, err
 	}
 	defer os.RemoveAll(dir)
 	opts.CacheDir = dir
-	res := make([]FirstCall, len(cases))
-	for i, c := range cases {
-		res[i].Case = c.Name()
+	if res.ColdMS, err = firstRun(opts, c); err != nil {
+		return res, err
 	}
-	cold, err := firstRuns(opts, cases)
-	if err != nil {
-		return nil, 0, err
-	}
-	var saved int64
 	err = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
 		info, err := e.Info()
 		if err == nil {
-			saved += info.Size()
+			res.CacheBytes += info.Size()
 		}
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return res, err
 	}
-	warm, err := firstRuns(opts, cases)
-	if err != nil {
-		return nil, 0, err
-	}
-	for i := range res {
-		res[i].ColdMS, res[i].WarmMS = cold[i], warm[i]
-	}
-	return res, saved, nil
+	res.WarmMS, err = firstRun(opts, c)
+	return res, err
 }
 
-// firstRuns opens a device, times the first run of each case in turn and
-// closes the device, which saves its caches.
-func firstRuns(opts device.Options, cases []*Case) (ms []float64, err error) {
+// firstRun opens a device, times the case's first run and closes the
+// device, which saves its caches.
+func firstRun(opts device.Options, c *Case) (ms float64, err error) {
 	d, err := device.Open(opts)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer func() {
 		if cerr := d.Close(); err == nil {
 			err = cerr
 		}
 	}()
-	for _, c := range cases {
-		run, cleanup, err := c.Setup(d)
-		if err != nil {
-			return nil, fmt.Errorf("bench %s: %w", c.Name(), err)
-		}
-		// The operands are uploaded and idle: only the op is timed.
-		if err := d.Sync(); err != nil {
-			cleanup()
-			return nil, err
-		}
-		start := time.Now()
-		err = run()
-		if err == nil {
-			err = d.Sync()
-		}
-		ms = append(ms, float64(time.Since(start).Nanoseconds())/1e6)
-		cleanup()
-		if err != nil {
-			return nil, fmt.Errorf("bench %s: first call: %w", c.Name(), err)
-		}
+	run, cleanup, err := c.Setup(d)
+	if err != nil {
+		return 0, fmt.Errorf("bench %s: %w", c.Name(), err)
+	}
+	defer cleanup()
+	// The operands are uploaded and idle: only the op is timed.
+	if err := d.Sync(); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = run()
+	if err == nil {
+		err = d.Sync()
+	}
+	ms = float64(time.Since(start).Nanoseconds()) / 1e6
+	if err != nil {
+		return 0, fmt.Errorf("bench %s: first call: %w", c.Name(), err)
 	}
 	return ms, nil
 }
 
 // FirstCallCases returns the cases whose first calls `vkops bench`
-// reports: select, where with a scalar (the select kernel with other
-// constants), and reductions over the inner and the outer axis (two
-// kernels), on MinSize elements.
+// reports, one or two per op family on MinSize elements: select, where
+// with a scalar (the select kernel with other constants), ReduceLogicalOr
+// over the inner and the outer axis (two kernels), and ReduceLogicalAnd.
 func FirstCallCases() []*Case {
 	var cs []*Case
 	for _, c := range append(Select(MinSize, tensor.F32), Reduce(MinSize)...) {
@@ -238,5 +239,32 @@ func FirstCallCases() []*Case {
 			cs = append(cs, c)
 		}
 	}
-	return cs
+	return append(cs, reduceAndCase(MinSize))
+}
+
+// reduceAndCase is ReduceLogicalAnd over the inner axis of n bools, all
+// true, [n/32, 32].
+func reduceAndCase(n int) *Case {
+	shape := tensor.Shape{n / 32, 32}
+	return &Case{
+		Op: "reduce-and", Pattern: "axis1", DType: tensor.Bool, Shape: shape, Bytes: uint64(n + n/32),
+		Setup: func(d *device.Device) (func() error, func(), error) {
+			data := make([]bool, n)
+			for i := range data {
+				data[i] = true
+			}
+			x, err := device.FromSlice(d, data, shape...)
+			if err != nil {
+				return nil, nil, err
+			}
+			var y *device.Tensor
+			run := func() error {
+				y.Free()
+				var err error
+				y, err = ops.ReduceLogicalAnd(x, []int{1})
+				return err
+			}
+			return run, func() { y.Free(); x.Free() }, nil
+		},
+	}
 }
