@@ -278,7 +278,8 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 			a.T.lastWrite = b.res
 		}
 	}
-	if b.cmds.SetsLeft() == 0 {
+	b.n++
+	if b.n >= b.limit || b.cmds.SetsLeft() == 0 {
 		return d.stream.submit()
 	}
 	return nil

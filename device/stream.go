@@ -14,6 +14,12 @@ import (
 // for the work up to n.
 const (
 	batchSets   = 256 // dispatches per batch (descriptor sets in its pool)
+	// firstBatch is the dispatches after which a batch recorded while
+	// the device is idle is submitted; each batch after it may hold twice
+	// as many as the one before, up to batchSets. The device starts
+	// working after a few ops instead of a full batch, and every batch
+	// takes longer to run than the next one takes to record.
+	firstBatch = 16
 	maxInflight = 4   // submitted batches before recording waits for the oldest
 	timestamps  = 2
 )
@@ -29,6 +35,8 @@ type result struct {
 type batch struct {
 	cmds    *vk.Commands
 	res     *result
+	n       int      // dispatches recorded
+	limit   int      // dispatches after which it is submitted
 	release []func() // run once the batch has completed
 	spans   []span   // returned to the pool once the batch has completed
 	timed   bool
@@ -47,6 +55,7 @@ type stream struct {
 	done     uint64 // every batch up to this seq has completed
 	timing   bool
 	gpuNanos float64
+	limit    int   // the limit of the batch recorded last
 	fault    error // the next submit fails with it (tests only)
 	discard  bool  // batches are dropped, not submitted (benchmarks of recording only)
 	// epoch counts the barriers recorded: tensor accesses noted in the
@@ -82,6 +91,11 @@ func (s *stream) recording() (*batch, error) {
 		s.spare = append(s.spare, b)
 		return nil, s.d.fail(err)
 	}
+	b.n, b.limit = 0, firstBatch
+	if len(s.inflight) > 0 || s.discard { // dropped batches never leave the device idle
+		b.limit = min(max(2*s.limit, firstBatch), batchSets)
+	}
+	s.limit = b.limit
 	b.res = &result{seq: s.next}
 	s.next++
 	b.timed = s.timing
