@@ -13,14 +13,14 @@ import (
 // submission order on the one queue, so waiting for batch n waits only
 // for the work up to n.
 const (
-	batchSets   = 256 // dispatches per batch (descriptor sets in its pool)
+	batchSets = 256 // dispatches per batch (descriptor sets in its pool)
 	// firstBatch is the dispatches after which a batch recorded while
 	// the device is idle is submitted; each batch after it may hold twice
 	// as many as the one before, up to batchSets. The device starts
 	// working after a few ops instead of a full batch, and every batch
 	// takes longer to run than the next one takes to record.
-	firstBatch = 16
-	maxInflight = 4   // submitted batches before recording waits for the oldest
+	firstBatch  = 16
+	maxInflight = 4 // submitted batches before recording waits for the oldest
 	timestamps  = 2
 )
 
