@@ -592,3 +592,46 @@ func TestGPUTimeNested(t *testing.T) {
 		t.Errorf("outer %v ns, inner %v ns: want 0 < inner < outer", outer, inner)
 	}
 }
+
+// A captured dispatch replays, independent or chained, with the validation
+// layer silent and the output as the op left it.
+func TestCaptureReplay(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, _ := d.Empty(tensor.U32, tensor.Shape{1000})
+	defer y.Free()
+	for _, k := range []*device.Kernel{copyWords, copyTexels} {
+		r, err := d.Capture(func() error { return dispatchCopyWith(d, k, y, x) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Dispatches != 1 {
+			t.Errorf("%s: captured %d dispatches, want 1", k.Name, r.Dispatches)
+		}
+		for _, chained := range []bool{false, true} {
+			per, err := r.Time(50, chained)
+			if err != nil || per <= 0 {
+				t.Errorf("%s: Time(50, %v) = %v, %v", k.Name, chained, per, err)
+			}
+		}
+		got, err := y.Download()
+		if err != nil || !bytes.Equal(got.Data, h.Data) {
+			t.Errorf("%s: output after the replays differs (%v)", k.Name, err)
+		}
+	}
+	if _, err := d.Capture(func() error { return nil }); err == nil {
+		t.Error("Capture of no dispatch succeeded")
+	}
+	_, err = d.Capture(func() error {
+		_, err := d.Capture(func() error { return dispatchCopy(d, y, x) })
+		return err
+	})
+	if err == nil {
+		t.Error("nested Capture succeeded")
+	}
+}
