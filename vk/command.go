@@ -35,6 +35,10 @@ type Commands struct {
 	// binds is Dispatch's scratch: C memory's layout in Go memory that
 	// lives as long as c, so that recording allocates nothing.
 	binds [MaxSetBindings]C.vkops_binding
+	// bound is the pipeline the command buffer has bound: binding it
+	// again for the next dispatch of the same kernel is work for the
+	// driver when it runs the batch, not only when recording.
+	bound C.VkPipeline
 }
 
 // MaxSetBindings is the most bindings a pipeline may have.
@@ -155,6 +159,7 @@ func (c *Commands) Destroy() {
 
 // Begin starts recording, after Reset or on a new Commands.
 func (c *Commands) Begin() error {
+	c.bound = nil
 	bi := &vk.CommandBufferBeginInfo{
 		SType: vk.StructureTypeCommandBufferBeginInfo,
 		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
@@ -187,6 +192,7 @@ type Binding struct {
 
 // Dispatch records a dispatch of p over groups workgroups with the given
 // bindings and push constants, after a Barrier when barrier is set. It
+// binds the pipeline only when the last dispatch recorded used another,
 // makes one call into C and allocates nothing.
 func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3]uint32, barrier bool) error {
 	if err := c.checkDispatch(p, binds, push, groups); err != nil {
@@ -198,10 +204,11 @@ func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3
 	c.fill(binds)
 	r := vk.Result(C.vkops_record(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), c.ccb(),
 		C.VkDescriptorPool(unsafe.Pointer(c.dpool)), &p.c, &c.binds[0], pushPtr(push),
-		C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), cbool(barrier)))
+		C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), cbool(barrier), cbool(p.c.pipeline != c.bound)))
 	if err := check("vkAllocateDescriptorSets", r); err != nil {
 		return err
 	}
+	c.bound = p.c.pipeline
 	c.sets++
 	return nil
 }

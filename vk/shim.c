@@ -145,7 +145,8 @@ static void full_barrier(const vkops_device_fns *f, VkCommandBuffer cb) {
 }
 
 VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
-	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier) {
+	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier,
+	int bind) {
 	VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
 		.descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
 	VkDescriptorSet set;
@@ -173,7 +174,9 @@ VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer c
 	if (barrier) {
 		full_barrier(f, cb);
 	}
-	f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+	if (bind) {
+		f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+	}
 	f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
 	if (p->push_size > 0) {
 		f->push_constants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_size, push);
@@ -186,7 +189,7 @@ VkResult vkops_record_n(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer
 	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z,
 	uint32_t n, int barriers) {
 	for (uint32_t i = 0; i < n; i++) {
-		VkResult r = vkops_record(f, dev, cb, pool, p, binds, push, x, y, z, barriers && i > 0);
+		VkResult r = vkops_record(f, dev, cb, pool, p, binds, push, x, y, z, barriers && i > 0, 1);
 		if (r != VK_SUCCESS) {
 			return r;
 		}
