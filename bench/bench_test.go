@@ -181,28 +181,32 @@ func TestPerOpAndFirstCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if per.Ops != 20 || per.BatchedUS <= 0 || per.SubmitEachUS <= 0 {
+	if per.Ops != 20 || per.BatchedUS <= 0 || per.SubmitEachUS <= 0 || per.Dispatches != 1 ||
+		per.FloorUS <= 0 || per.FloorChainedUS <= 0 || per.Ratio <= 0 {
 		t.Errorf("MeasurePerOp: %+v", per)
 	}
 	cases := FirstCallCases()
-	first, saved, err := FirstCalls(device.Options{
+	picked := []*Case{cases[0], cases[len(cases)-1]}
+	first, err := FirstCalls(device.Options{
 		Validation:   true,
 		OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
-	}, cases[:1])
+	}, picked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 1 || first[0].Case != cases[0].Name() || first[0].ColdMS <= 0 || first[0].WarmMS <= 0 {
-		t.Errorf("FirstCalls: %+v", first)
+	if len(first) != len(picked) {
+		t.Fatalf("FirstCalls: %+v", first)
 	}
-	if saved <= 0 {
-		t.Errorf("the cold device saved %d bytes in its cache directory", saved)
+	for i, f := range first {
+		if f.Case != picked[i].Name() || f.ColdMS <= 0 || f.WarmMS <= 0 || f.CacheBytes <= 0 {
+			t.Errorf("FirstCalls: %+v", f)
+		}
 	}
 	names := map[string]bool{}
 	for _, c := range cases {
 		names[c.Op+"/"+c.Pattern] = true
 	}
-	if len(names) != 4 || !names["select/same"] || !names["reduce-or/axis0"] {
+	if len(names) != 5 || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] {
 		t.Errorf("FirstCallCases: %v", names)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -42,6 +43,79 @@ func BenchmarkTinyDispatch(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRecord is vkops's host-side cost of an op apart from the
+// driver's execution: dispatches recorded into batches that are dropped
+// instead of submitted, with one binding read and another written (the
+// next dispatch independent of it, as a batch of unrelated ops is), as
+// storage buffers or with a texel view. It reports ns/op and allocs/op;
+// in steady state recording allocates nothing.
+func BenchmarkRecord(b *testing.B) {
+	d, err := device.Open(device.Options{CacheDir: "-"})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer d.Close()
+	d.DiscardBatches(true)
+	x, _ := device.FromSlice(d, []uint32{1, 2, 3, 4})
+	ys := make([]*device.Tensor, 256)
+	for i := range ys {
+		ys[i], _ = d.Empty(tensor.U32, tensor.Shape{4})
+	}
+	for _, k := range []*device.Kernel{copyWords, copyTexels} {
+		b.Run(k.Name, func(b *testing.B) {
+			src, _, err := x.Window(0, 16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var args [2]device.Arg
+			args[0] = src
+			push := []byte{1, 0, 0, 0, 1, 0, 0, 0}
+			spec := []uint32{64}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				dst, _, err := ys[i%len(ys)].Window(0, 16)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst.Write = true
+				args[1] = dst
+				if err := d.Dispatch(k, spec, args[:], push, [3]uint32{1, 1, 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecordSelect is BenchmarkRecord for a whole op: ops.Select
+// of four f32 elements, with its checks, planning, output tensor and
+// Free, recorded and dropped.
+func BenchmarkRecordSelect(b *testing.B) {
+	d, err := device.Open(device.Options{CacheDir: "-"})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer d.Close()
+	cond, _ := device.FromSlice(d, []bool{true, false, true, false})
+	x, _ := device.FromSlice(d, []float32{1, 2, 3, 4})
+	y, _ := device.FromSlice(d, []float32{5, 6, 7, 8})
+	if _, err := ops.Select(cond, x, y); err != nil { // chooses the variant
+		b.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	d.DiscardBatches(true)
+	b.ReportAllocs()
+	for b.Loop() {
+		z, err := ops.Select(cond, x, y)
+		if err != nil {
+			b.Fatal(err)
+		}
+		z.Free()
+	}
 }
 
 // BenchmarkCopyKernels compares storage-buffer and texel-buffer loads in

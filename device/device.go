@@ -21,6 +21,12 @@ import (
 // and features.
 type Info = vk.DeviceInfo
 
+// DriverID is a VkDriverId: which driver runs a device (Info.DriverID).
+type DriverID = vk.DriverID
+
+// DriverMesaLLVMpipe is lavapipe's driver ID.
+const DriverMesaLLVMpipe = vk.DriverMesaLLVMpipe
+
 // ErrNoDevice reports that no Vulkan loader or device is present.
 var ErrNoDevice = vk.ErrNoVulkan
 
@@ -37,6 +43,29 @@ var ErrNoSuchDevice = errors.New("no such device")
 
 // ErrFreed reports use of a tensor after Free.
 var ErrFreed = errors.New("use after Free")
+
+// ErrSize reports bytes that do not match a tensor's: a Read or Write
+// of a slice whose length is not the tensor's Bytes, or a Copy between
+// tensors of different sizes.
+var ErrSize = errors.New("size mismatch")
+
+// ErrMisuse reports a call the API does not allow: a nil tensor, or
+// tensors of different devices in one call.
+var ErrMisuse = errors.New("misuse of the API")
+
+// usageError is a misuse or size error: its message is the whole error,
+// and errors.Is matches its sentinel.
+type usageError struct {
+	msg string
+	is  error
+}
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == e.is }
+
+func usagef(sentinel error, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), is: sentinel}
+}
 
 // ErrDeviceLost reports that the driver lost the device
 // (VK_ERROR_DEVICE_LOST); the Device is unusable from then on.
@@ -135,6 +164,7 @@ type Device struct {
 	unified  bool
 	pageSize uint64
 	cacheDir string
+	texels   [TexelRGBA8UI + 1]bool // by BindingKind: HasTexels
 
 	mu        sync.Mutex
 	closed    bool
@@ -144,6 +174,8 @@ type Device struct {
 	pipelines map[pipelineKey]*vk.Pipeline
 	cache     *vk.PipelineCache
 	newPipes  int
+	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
+	capture   *Replay                       // Capture's, while it runs
 
 	choices      map[string]string
 	choicesDirty bool
@@ -186,6 +218,7 @@ func Open(opts Options) (*Device, error) {
 	d.info, d.inst, d.dev = infos[i], in, dev
 	d.unified = dev.Unified() && !opts.Staging
 	d.pageSize = pageSize(infos[i], opts.PageSize)
+	d.findTexels()
 	d.pool = newPool(dev)
 	d.stream.init(d)
 	d.cacheDir = cacheDir(opts.CacheDir)

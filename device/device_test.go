@@ -281,6 +281,48 @@ func TestMisuse(t *testing.T) {
 	}
 }
 
+// Wrong lengths, wrong sizes and nil or foreign tensors give errors that
+// match their sentinels, and leave the tensors as they were.
+func TestUsageErrors(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	other := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, _ := d.Empty(tensor.F32, tensor.Shape{4})
+	defer y.Free()
+	z, _ := other.Empty(tensor.F32, tensor.Shape{3})
+	defer z.Free()
+	var nilT *device.Tensor
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"Write short", x.Write(make([]byte, 11)), device.ErrSize},
+		{"Write long", x.Write(make([]byte, 13)), device.ErrSize},
+		{"Read short", x.Read(make([]byte, 4)), device.ErrSize},
+		{"Read long", x.Read(make([]byte, 16)), device.ErrSize},
+		{"Copy of another size", d.Copy(y, x), device.ErrSize},
+		{"Copy from another device", d.Copy(x, z), device.ErrMisuse},
+		{"Copy into nil", d.Copy(nilT, x), device.ErrMisuse},
+		{"Copy from nil", d.Copy(x, nilT), device.ErrMisuse},
+		{"Write to nil", nilT.Write(nil), device.ErrMisuse},
+		{"Read of nil", nilT.Read(nil), device.ErrMisuse},
+		{"Upload of nil", func() error { _, err := d.Upload(nil); return err }(), device.ErrMisuse},
+	} {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
+		}
+	}
+	got, err := device.ToSlice[float32](x)
+	if err != nil || len(got) != 3 || got[0] != 1 || got[2] != 3 {
+		t.Errorf("x after the failed calls: %v, %v", got, err)
+	}
+}
+
 // Allocating past the heap is an ErrOutOfMemory, and the device still
 // works afterwards.
 func TestOutOfMemory(t *testing.T) {
@@ -548,5 +590,48 @@ func TestGPUTimeNested(t *testing.T) {
 	}
 	if inner <= 0 || outer <= inner {
 		t.Errorf("outer %v ns, inner %v ns: want 0 < inner < outer", outer, inner)
+	}
+}
+
+// A captured dispatch replays, independent or chained, with the validation
+// layer silent and the output as the op left it.
+func TestCaptureReplay(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, _ := d.Empty(tensor.U32, tensor.Shape{1000})
+	defer y.Free()
+	for _, k := range []*device.Kernel{copyWords, copyTexels} {
+		r, err := d.Capture(func() error { return dispatchCopyWith(d, k, y, x) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Dispatches != 1 {
+			t.Errorf("%s: captured %d dispatches, want 1", k.Name, r.Dispatches)
+		}
+		for _, chained := range []bool{false, true} {
+			per, err := r.Time(50, chained)
+			if err != nil || per <= 0 {
+				t.Errorf("%s: Time(50, %v) = %v, %v", k.Name, chained, per, err)
+			}
+		}
+		got, err := y.Download()
+		if err != nil || !bytes.Equal(got.Data, h.Data) {
+			t.Errorf("%s: output after the replays differs (%v)", k.Name, err)
+		}
+	}
+	if _, err := d.Capture(func() error { return nil }); err == nil {
+		t.Error("Capture of no dispatch succeeded")
+	}
+	_, err = d.Capture(func() error {
+		_, err := d.Capture(func() error { return dispatchCopy(d, y, x) })
+		return err
+	})
+	if err == nil {
+		t.Error("nested Capture succeeded")
 	}
 }

@@ -10,3 +10,11 @@ func (d *Device) FailNextSubmit(lost bool) {
 	defer d.mu.Unlock()
 	d.stream.fault = vk.Fault("vkQueueSubmit", lost)
 }
+
+// DiscardBatches makes full batches be dropped instead of submitted, and
+// their work count as done: benchmarks of recording alone use it.
+func (d *Device) DiscardBatches(on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stream.discard = on
+}

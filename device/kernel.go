@@ -53,11 +53,18 @@ func (k BindingKind) vk() vk.DescriptorKind {
 // device: the format supports storage texel buffers and a whole page fits
 // in maxTexelBufferElements.
 func (d *Device) HasTexels(k BindingKind) bool {
-	if k == Storage {
-		return true
+	return k >= 0 && int(k) < len(d.texels) && d.texels[k]
+}
+
+// findTexels fills d.texels at Open: ops ask on every call, and the
+// format query is a call into the driver.
+func (d *Device) findTexels() {
+	for k := range d.texels {
+		k := BindingKind(k)
+		f := k.format()
+		d.texels[k] = k == Storage ||
+			d.dev.SupportsStorageTexel(f) && d.pageSize/f.TexelBytes() <= uint64(d.info.Limits.MaxTexelBufferElements)
 	}
-	f := k.format()
-	return d.dev.SupportsStorageTexel(f) && d.pageSize/f.TexelBytes() <= uint64(d.info.Limits.MaxTexelBufferElements)
 }
 
 func (k *Kernel) kind(i int) BindingKind {
@@ -123,15 +130,30 @@ func (d *Device) Grid(groups uint64) ([3]uint32, error) {
 	return [3]uint32{uint32(x), uint32(y), uint32(z)}, nil
 }
 
+// maxSpec is the most specialization constants a kernel may take.
+const maxSpec = 32
+
+// pipelineKey names a pipeline by value, so that looking one up allocates
+// nothing.
 type pipelineKey struct {
 	k    *Kernel
-	spec string
+	n    int
+	spec [maxSpec]uint32
 }
+
+// maxViews bounds the texel views kept per buffer: past it, a buffer's
+// views are dropped (and destroyed once the work recorded so far is done)
+// so that binding ever new windows of one buffer does not grow without end.
+const maxViews = 256
 
 // pipeline returns the pipeline of k with spec constants, building it on
 // first use; d.mu must be held.
 func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
-	key := pipelineKey{k, fmt.Sprint(spec)}
+	if len(spec) > maxSpec {
+		return nil, fmt.Errorf("device: kernel %s: %d specialization constants (at most %d)", k.Name, len(spec), maxSpec)
+	}
+	key := pipelineKey{k: k, n: len(spec)}
+	copy(key.spec[:], spec)
 	if p, ok := d.pipelines[key]; ok {
 		return p, nil
 	}
@@ -154,24 +176,62 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 	return p, nil
 }
 
+// view returns the texel view through which a binding of this kind
+// reads b; d.mu must be held.
+func (d *Device) view(b vk.Binding, kind BindingKind) (*vk.BufferView, error) {
+	buf := b.Buffer
+	if buf.Views() >= maxViews {
+		old := buf.DropViews()
+		d.stream.later(func() {
+			for _, v := range old {
+				v.Destroy()
+			}
+		})
+	}
+	// A view covers whole texels; pages are padded to 16 bytes, so
+	// rounding up stays inside the allocation.
+	f := kind.format()
+	tb := f.TexelBytes()
+	v, err := buf.View(f, b.Offset, (b.Range+tb-1)/tb*tb)
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	return v, nil
+}
+
 // Dispatch records a dispatch of k (with specialization constants spec,
 // by constant_id from 0) over the given workgroups. The work runs when its
 // batch is submitted: when a result is read, on Sync or Flush, or when the
-// batch is full. Barriers between dependent dispatches are inserted here.
+// batch is full. A barrier goes before it only when it depends on work
+// recorded since the last one: it reads bytes that work wrote, or writes
+// bytes it read or wrote. Once a kernel's pipeline is built, recording a
+// dispatch allocates nothing and makes one call into the driver.
 func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, groups [3]uint32) error {
 	if len(args) != k.Bindings || (k.Kinds != nil && len(k.Kinds) != k.Bindings) {
 		return fmt.Errorf("device: kernel %s takes %d bindings, got %d", k.Name, k.Bindings, len(args))
+	}
+	if len(args) > vk.MaxSetBindings {
+		return fmt.Errorf("device: kernel %s: %d bindings (at most %d)", k.Name, len(args), vk.MaxSetBindings)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
 		return err
 	}
-	binds := make([]vk.Binding, len(args))
-	var reads, writes []*vk.Buffer
+	// Starting a batch may wait for an older one with d.mu released, so it
+	// comes before the checks and before d.binds is filled.
+	b, err := d.stream.recording()
+	if err != nil {
+		return err
+	}
+	if err := d.usable(); err != nil {
+		return err
+	}
+	binds := d.binds[:len(args)]
+	var accs [vk.MaxSetBindings]access
 	for i, a := range args {
 		if a.T == nil || a.T.d != d {
-			return fmt.Errorf("device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
+			return usagef(ErrMisuse, "device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
 		}
 		if err := a.T.usable(); err != nil {
 			return err
@@ -189,39 +249,28 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 				k.Name, i, a.Offset, size, a.Page, a.T)
 		}
 		binds[i] = vk.Binding{Buffer: s.buf, Offset: s.off + a.Offset, Range: size}
-		if a.Write {
-			writes = append(writes, s.buf)
-		} else {
-			reads = append(reads, s.buf)
-		}
+		lo := uint64(a.Page)*d.pageSize + a.Offset
+		accs[i] = access{a.T, lo, lo + size, a.Write}
 	}
 	p, err := d.pipeline(k, spec)
 	if err != nil {
 		return err
 	}
-	b, err := d.stream.recording()
-	if err != nil {
-		return err
-	}
 	for i := range binds {
-		kind := k.kind(i)
-		if kind == Storage {
-			continue
+		if kind := k.kind(i); kind != Storage {
+			if binds[i].View, err = d.view(binds[i], kind); err != nil {
+				return err
+			}
 		}
-		f := kind.format()
-		tb := f.TexelBytes()
-		// A view covers whole texels; pages are padded to 16 bytes, so
-		// rounding up stays inside the allocation.
-		v, err := binds[i].Buffer.NewView(f, binds[i].Offset, (binds[i].Range+tb-1)/tb*tb)
-		if err != nil {
-			return d.fail(err)
-		}
-		binds[i].View = v
-		b.release = append(b.release, v.Destroy)
 	}
-	b.access(reads, writes)
-	if err := b.cmds.Dispatch(p, binds, push, groups); err != nil {
+	acc := accs[:len(args)]
+	barrier := d.stream.needBarrier(acc)
+	if err := b.cmds.Dispatch(p, binds, push, groups, barrier); err != nil {
 		return err
+	}
+	d.stream.noted(acc, barrier)
+	if d.capture != nil {
+		d.capture.dispatch(k, p, binds, push, groups)
 	}
 	for _, a := range args {
 		a.T.lastUse = b.res
@@ -229,7 +278,8 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 			a.T.lastWrite = b.res
 		}
 	}
-	if b.cmds.SetsLeft() == 0 {
+	b.n++
+	if b.n >= b.limit || b.cmds.SetsLeft() == 0 {
 		return d.stream.submit()
 	}
 	return nil

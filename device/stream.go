@@ -13,8 +13,14 @@ import (
 // submission order on the one queue, so waiting for batch n waits only
 // for the work up to n.
 const (
-	batchSets   = 256 // dispatches per batch (descriptor sets in its pool)
-	maxInflight = 4   // submitted batches before recording waits for the oldest
+	batchSets = 256 // dispatches per batch (descriptor sets in its pool)
+	// firstBatch is the dispatches after which a batch recorded while
+	// the device is idle is submitted; each batch after it may hold twice
+	// as many as the one before, up to batchSets. The device starts
+	// working after a few ops instead of a full batch, and every batch
+	// takes longer to run than the next one takes to record.
+	firstBatch  = 16
+	maxInflight = 4 // submitted batches before recording waits for the oldest
 	timestamps  = 2
 )
 
@@ -29,10 +35,10 @@ type result struct {
 type batch struct {
 	cmds    *vk.Commands
 	res     *result
-	n       int                 // commands recorded
-	release []func()            // run once the batch has completed
-	dirty   map[*vk.Buffer]bool // written since the last barrier
-	read    map[*vk.Buffer]bool // read since the last barrier
+	n       int      // dispatches recorded
+	limit   int      // dispatches after which it is submitted
+	release []func() // run once the batch has completed
+	spans   []span   // returned to the pool once the batch has completed
 	timed   bool
 }
 
@@ -49,10 +55,15 @@ type stream struct {
 	done     uint64 // every batch up to this seq has completed
 	timing   bool
 	gpuNanos float64
+	limit    int   // the limit of the batch recorded last
 	fault    error // the next submit fails with it (tests only)
+	discard  bool  // batches are dropped, not submitted (benchmarks of recording only)
+	// epoch counts the barriers recorded: tensor accesses noted in the
+	// current epoch are those a new command may depend on.
+	epoch uint64
 }
 
-func (s *stream) init(d *Device) { s.d, s.next, s.idle = d, 1, sync.NewCond(&d.mu) }
+func (s *stream) init(d *Device) { s.d, s.next, s.epoch, s.idle = d, 1, 1, sync.NewCond(&d.mu) }
 
 // recording returns the batch to record into, starting one if needed;
 // d.mu must be held.
@@ -74,12 +85,17 @@ func (s *stream) recording() (*batch, error) {
 		if err != nil {
 			return nil, s.d.fail(err)
 		}
-		b = &batch{cmds: cmds, dirty: map[*vk.Buffer]bool{}, read: map[*vk.Buffer]bool{}}
+		b = &batch{cmds: cmds}
 	}
 	if err := b.cmds.Begin(); err != nil {
 		s.spare = append(s.spare, b)
 		return nil, s.d.fail(err)
 	}
+	b.n, b.limit = 0, firstBatch
+	if len(s.inflight) > 0 || s.discard { // dropped batches never leave the device idle
+		b.limit = min(max(2*s.limit, firstBatch), batchSets)
+	}
+	s.limit = b.limit
 	b.res = &result{seq: s.next}
 	s.next++
 	b.timed = s.timing
@@ -90,29 +106,70 @@ func (s *stream) recording() (*batch, error) {
 	return b, nil
 }
 
-// access records that the next command reads and writes these buffers,
-// and puts a barrier before it when it depends on an earlier command of
-// the batch.
-func (b *batch) access(reads, writes []*vk.Buffer) {
-	need := false
-	for _, x := range reads {
-		need = need || b.dirty[x]
+// access is one command's use of bytes [lo, hi) of a tensor.
+type access struct {
+	t      *Tensor
+	lo, hi uint64
+	write  bool
+}
+
+// hazard is what the commands recorded since the last barrier did to a
+// tensor: the hull of the byte ranges they wrote and read.
+type hazard struct {
+	epoch uint64 // the stream's epoch it belongs to; older ones are void
+	w, r  [2]uint64
+}
+
+func overlaps(r [2]uint64, lo, hi uint64) bool { return r[0] < hi && lo < r[1] }
+
+func hull(r [2]uint64, lo, hi uint64) [2]uint64 {
+	if r[0] == r[1] {
+		return [2]uint64{lo, hi}
 	}
-	for _, x := range writes {
-		need = need || b.dirty[x] || b.read[x]
+	return [2]uint64{min(r[0], lo), max(r[1], hi)}
+}
+
+// needBarrier reports whether a command making these accesses depends on
+// one recorded since the last barrier: it reads what one wrote, or writes
+// what one read or wrote. Independent commands run without barriers
+// between them. d.mu must be held.
+func (s *stream) needBarrier(acc []access) bool {
+	for _, a := range acc {
+		h := &a.t.hz
+		if h.epoch == s.epoch && (overlaps(h.w, a.lo, a.hi) || a.write && overlaps(h.r, a.lo, a.hi)) {
+			return true
+		}
 	}
+	return false
+}
+
+// noted records the accesses of a command just recorded, after a barrier
+// before it when barrier is set.
+func (s *stream) noted(acc []access, barrier bool) {
+	if barrier {
+		s.epoch++
+	}
+	for _, a := range acc {
+		h := &a.t.hz
+		if h.epoch != s.epoch {
+			*h = hazard{epoch: s.epoch}
+		}
+		if a.write {
+			h.w = hull(h.w, a.lo, a.hi)
+		} else {
+			h.r = hull(h.r, a.lo, a.hi)
+		}
+	}
+}
+
+// order puts a barrier before a copy command with these accesses when it
+// depends on an earlier one, and notes them.
+func (s *stream) order(b *batch, acc ...access) {
+	need := s.needBarrier(acc)
 	if need {
 		b.cmds.Barrier()
-		clear(b.dirty)
-		clear(b.read)
 	}
-	for _, x := range reads {
-		b.read[x] = true
-	}
-	for _, x := range writes {
-		b.dirty[x] = true
-	}
-	b.n++
+	s.noted(acc, need)
 }
 
 // submit sends the recording batch, if any; d.mu must be held.
@@ -124,8 +181,13 @@ func (s *stream) submit() error {
 	s.rec = nil
 	// Make every write visible to the host and to the next batch.
 	b.cmds.Barrier()
+	s.epoch++
 	if b.timed {
 		b.cmds.Timestamp(1)
+	}
+	if s.discard {
+		s.retire(b, nil)
+		return nil
 	}
 	err := b.cmds.Submit()
 	if f := s.fault; f != nil {
@@ -218,9 +280,8 @@ func (s *stream) retire(b *batch, err error) {
 		f()
 	}
 	b.release = b.release[:0]
-	b.n = 0
-	clear(b.dirty)
-	clear(b.read)
+	s.d.releasePages(b.spans)
+	b.spans = b.spans[:0]
 	if err == nil && b.cmds.Reset() == nil {
 		s.spare = append(s.spare, b)
 		return
@@ -263,6 +324,21 @@ func (s *stream) later(f func()) {
 		last.release = append(last.release, f)
 	default:
 		f()
+	}
+}
+
+// releaseLater returns pages to the pool once everything recorded so far
+// has completed, or now if nothing is pending; d.mu must be held. Unlike
+// later it allocates nothing once the batches have room.
+func (s *stream) releaseLater(pages []span) {
+	switch {
+	case s.rec != nil:
+		s.rec.spans = append(s.rec.spans, pages...)
+	case len(s.inflight) > 0:
+		last := s.inflight[len(s.inflight)-1]
+		last.spans = append(last.spans, pages...)
+	default:
+		s.d.releasePages(pages)
 	}
 }
 

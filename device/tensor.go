@@ -1,7 +1,6 @@
 package device
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vkops/vkops/tensor"
@@ -18,11 +17,16 @@ type Tensor struct {
 	shape tensor.Shape
 	bytes uint64
 	pages []span
+	// Room for the shape and pages of most tensors, so that making one
+	// is one allocation.
+	dims  [4]int
+	page0 [1]span
 
 	// Guarded by d.mu.
 	freed     bool
 	lastWrite *result // the batch that last wrote it; nil when none pending
 	lastUse   *result // the batch that last read or wrote it
+	hz        hazard  // its use by the commands since the last barrier
 }
 
 // DType returns the element type.
@@ -55,7 +59,9 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	t := &Tensor{d: d, dtype: dt, shape: shape.Clone(), bytes: n * uint64(dt.Size())}
+	t := &Tensor{d: d, dtype: dt, bytes: n * uint64(dt.Size())}
+	t.shape = append(t.dims[:0:len(t.dims)], shape...)
+	t.pages = t.page0[:0:len(t.page0)]
 	// Refuse what cannot fit before allocating any page of it.
 	if !d.pool.fits(t.bytes) {
 		return nil, fmt.Errorf("device: tensor %v%v (%s): %w: the %s heap has %s in use",
@@ -84,7 +90,7 @@ func (d *Device) releasePages(pages []span) {
 // Upload copies a host tensor to a new device tensor.
 func (d *Device) Upload(h *tensor.Host) (*Tensor, error) {
 	if h == nil {
-		return nil, errors.New("device: upload of a nil host tensor")
+		return nil, usagef(ErrMisuse, "device: upload of a nil host tensor")
 	}
 	if err := h.Check(); err != nil {
 		return nil, fmt.Errorf("device: upload: %w", err)
@@ -125,7 +131,7 @@ func (t *Tensor) Write(data []byte) error {
 		return err
 	}
 	if uint64(len(data)) != t.bytes {
-		return fmt.Errorf("device: write of %d bytes to %v, which holds %d", len(data), t, t.bytes)
+		return usagef(ErrSize, "device: write of %d bytes to %v, which holds %d", len(data), t, t.bytes)
 	}
 	d := t.d
 	d.mu.Lock()
@@ -172,7 +178,7 @@ func (t *Tensor) Read(dst []byte) error {
 		return err
 	}
 	if uint64(len(dst)) != t.bytes {
-		return fmt.Errorf("device: read of %v (%d bytes) into %d bytes", t, t.bytes, len(dst))
+		return usagef(ErrSize, "device: read of %v (%d bytes) into %d bytes", t, t.bytes, len(dst))
 	}
 	d := t.d
 	d.mu.Lock()
@@ -250,7 +256,7 @@ func (t *Tensor) Free() {
 		d.releasePages(pages)
 		return
 	}
-	d.stream.later(func() { d.releasePages(pages) })
+	d.stream.releaseLater(pages)
 }
 
 // Err reports why the tensor cannot be used: nil, freed, or its device
@@ -266,7 +272,7 @@ func (t *Tensor) Err() error {
 
 func (t *Tensor) check() error {
 	if t == nil || t.d == nil {
-		return errors.New("device: nil tensor")
+		return usagef(ErrMisuse, "device: nil tensor")
 	}
 	return nil
 }
@@ -296,7 +302,7 @@ func (t *Tensor) stage(data []byte) error {
 			st.Destroy()
 			return err
 		}
-		b.access(nil, []*vk.Buffer{s.buf})
+		d.stream.order(b, access{t, lo, lo + st.Size(), true})
 		b.cmds.Copy(s.buf, s.off, st, 0, st.Size())
 		b.release = append(b.release, st.Destroy)
 		t.lastWrite, t.lastUse = b.res, b.res
@@ -325,7 +331,7 @@ func (t *Tensor) unstage(dst []byte) error {
 		if err != nil {
 			return err
 		}
-		b.access([]*vk.Buffer{s.buf}, nil)
+		d.stream.order(b, access{t, lo, lo + size, false})
 		b.cmds.Copy(st, 0, s.buf, s.off, size)
 		t.lastUse = b.res
 	}
@@ -352,10 +358,10 @@ func (d *Device) Copy(dst, src *Tensor) error {
 		return err
 	}
 	if dst.d != d || src.d != d {
-		return errors.New("device: copy between tensors of different devices")
+		return usagef(ErrMisuse, "device: copy between tensors of different devices")
 	}
 	if dst.bytes != src.bytes {
-		return fmt.Errorf("device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
+		return usagef(ErrSize, "device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -371,8 +377,9 @@ func (d *Device) Copy(dst, src *Tensor) error {
 		if err != nil {
 			return err
 		}
-		b.access([]*vk.Buffer{s.buf}, []*vk.Buffer{t.buf})
-		size := (min(d.pageSize, src.bytes-uint64(i)*d.pageSize) + 15) &^ 15
+		lo := uint64(i) * d.pageSize
+		size := (min(d.pageSize, src.bytes-lo) + 15) &^ 15
+		d.stream.order(b, access{src, lo, lo + size, false}, access{dst, lo, lo + size, true})
 		b.cmds.Copy(t.buf, t.off, s.buf, s.off, size)
 		src.lastUse, dst.lastUse, dst.lastWrite = b.res, b.res, b.res
 	}

@@ -55,8 +55,51 @@ func register(f *family) *family {
 // for tests and for reproducing a bug on one variant.
 func forced() string { return strings.TrimSpace(os.Getenv("VKOPS_VARIANT")) }
 
+// A driverDefault is the variant that `vkops tune` measured fastest for a
+// family (a key, or a prefix ending in "/") on a known driver. A first
+// call takes it without measuring, which on lavapipe meant building every
+// variant's pipeline and timing each on 16 MiB: 0.2-0.6 s before the
+// user's op ran. `vkops tune` measures anyway and its choice overrides.
+type driverDefault struct {
+	vendor  uint32
+	driver  device.DriverID
+	family  string
+	variant string
+}
+
+// driverDefaults come from BENCHMARKS.md, "Kernel variants".
+var driverDefaults = []driverDefault{
+	// Lavapipe (Mesa llvmpipe): texel loads, and 64-bit stores where the
+	// variant has them, are several times faster than storage buffers.
+	{0x10005, device.DriverMesaLLVMpipe, "select/", "texel64"},
+	{0x10005, device.DriverMesaLLVMpipe, "reduce/rows", "texel"},
+	{0x10005, device.DriverMesaLLVMpipe, "reduce/cols", "texel"},
+	{0x10005, device.DriverMesaLLVMpipe, "reduce/split", "texel-subgroup"},
+}
+
+// byDefault returns the driver's default variant for f, if the table has
+// one that d can run.
+func (f *family) byDefault(d *device.Device) *variant {
+	info := d.Info()
+	for _, dd := range driverDefaults {
+		if dd.vendor != info.VendorID || dd.driver != info.DriverID {
+			continue
+		}
+		if dd.family != f.key && !(strings.HasSuffix(dd.family, "/") && strings.HasPrefix(f.key, dd.family)) {
+			continue
+		}
+		for _, v := range f.variants {
+			if v.name == dd.variant && v.eligible(d) {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
 // pick returns the variant to run on d: the forced one, else the stored
-// choice, else the fastest eligible one, measured now and stored.
+// choice, else the driver's default, else the fastest eligible one,
+// measured now and stored.
 func (f *family) pick(d *device.Device) (*variant, error) {
 	if name := forced(); name != "" {
 		for _, v := range f.variants {
@@ -70,6 +113,9 @@ func (f *family) pick(d *device.Device) (*variant, error) {
 		return f.variants[0], nil // the family has no such variant: the portable one runs
 	}
 	if v := f.stored(d); v != nil {
+		return v, nil
+	}
+	if v := f.byDefault(d); v != nil {
 		return v, nil
 	}
 	registry.choosing.Lock()
@@ -133,7 +179,8 @@ type VariantInfo struct {
 	Family   string   `json:"family"`
 	Variants []string `json:"variants"` // every variant the family has
 	Eligible []string `json:"eligible"` // those the device can run
-	Chosen   string   `json:"chosen"`   // the stored choice; "" when not measured yet
+	Chosen   string   `json:"chosen"`   // the stored choice, else the driver's default; "" when neither
+	Default  bool     `json:"default"`  // Chosen is the driver's default, not measured here
 	// TimesNS are the device times measured by Tune, by variant; absent
 	// from Variants.
 	TimesNS []float64 `json:"times_ns,omitempty"`
@@ -149,6 +196,8 @@ func (f *family) info(d *device.Device) VariantInfo {
 	}
 	if v := f.stored(d); v != nil {
 		vi.Chosen = v.name
+	} else if v := f.byDefault(d); v != nil {
+		vi.Chosen, vi.Default = v.name, true
 	}
 	return vi
 }

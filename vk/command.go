@@ -1,6 +1,10 @@
 package vk
 
 /*
+#cgo noescape vkops_record
+#cgo nocallback vkops_record
+#cgo noescape vkops_record_n
+#cgo nocallback vkops_record_n
 #include "shim.h"
 */
 import "C"
@@ -8,6 +12,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"time"
 	"unsafe"
 
 	vk "github.com/vulkan-go/vulkan"
@@ -27,10 +32,17 @@ type Commands struct {
 	maxSet int
 	qpool  vk.QueryPool
 	nq     uint32
+	// binds is Dispatch's scratch: C memory's layout in Go memory that
+	// lives as long as c, so that recording allocates nothing.
+	binds [MaxSetBindings]C.vkops_binding
+	// bound is the pipeline the command buffer has bound: binding it
+	// again for the next dispatch of the same kernel is work for the
+	// driver when it runs the batch, not only when recording.
+	bound C.VkPipeline
 }
 
 // MaxSetBindings is the most bindings a pipeline may have.
-const MaxSetBindings = 16
+const MaxSetBindings = C.VKOPS_MAX_BINDINGS
 
 // NewCommands creates a batch recorder whose descriptor pool holds maxSets
 // sets, and timestamps query slots (0 for none).
@@ -147,6 +159,7 @@ func (c *Commands) Destroy() {
 
 // Begin starts recording, after Reset or on a new Commands.
 func (c *Commands) Begin() error {
+	c.bound = nil
 	bi := &vk.CommandBufferBeginInfo{
 		SType: vk.StructureTypeCommandBufferBeginInfo,
 		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
@@ -178,8 +191,29 @@ type Binding struct {
 }
 
 // Dispatch records a dispatch of p over groups workgroups with the given
-// bindings and push constants.
-func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3]uint32) error {
+// bindings and push constants, after a Barrier when barrier is set. It
+// binds the pipeline only when the last dispatch recorded used another,
+// makes one call into C and allocates nothing.
+func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3]uint32, barrier bool) error {
+	if err := c.checkDispatch(p, binds, push, groups); err != nil {
+		return err
+	}
+	if c.sets >= c.maxSet {
+		return fmt.Errorf("vk: batch is out of descriptor sets")
+	}
+	c.fill(binds)
+	r := vk.Result(C.vkops_record(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), c.ccb(),
+		C.VkDescriptorPool(unsafe.Pointer(c.dpool)), &p.c, &c.binds[0], pushPtr(push),
+		C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), cbool(barrier), cbool(p.c.pipeline != c.bound)))
+	if err := check("vkAllocateDescriptorSets", r); err != nil {
+		return err
+	}
+	c.bound = p.c.pipeline
+	c.sets++
+	return nil
+}
+
+func (c *Commands) checkDispatch(p *Pipeline, binds []Binding, push []byte, groups [3]uint32) error {
 	desc := &p.desc
 	if len(binds) != len(desc.Bindings) {
 		return fmt.Errorf("vk: pipeline %s takes %d bindings, got %d", desc.Name, len(desc.Bindings), len(binds))
@@ -187,53 +221,82 @@ func (c *Commands) Dispatch(p *Pipeline, binds []Binding, push []byte, groups [3
 	if uint32(len(push)) != desc.PushSize {
 		return fmt.Errorf("vk: pipeline %s takes %d bytes of push constants, got %d", desc.Name, desc.PushSize, len(push))
 	}
-	if c.sets >= c.maxSet {
-		return fmt.Errorf("vk: batch is out of descriptor sets")
-	}
 	lim := c.d.Info.Limits.MaxComputeWorkGroupCount
 	for i, g := range groups {
 		if g == 0 || g > lim[i] {
 			return fmt.Errorf("vk: pipeline %s: %d workgroups in dimension %d (limit %d)", desc.Name, g, i, lim[i])
 		}
 	}
-	var pinner runtime.Pinner
-	setls := []vk.DescriptorSetLayout{p.setl}
-	pin(&pinner, &setls[0])
-	ai := &vk.DescriptorSetAllocateInfo{
-		SType:              vk.StructureTypeDescriptorSetAllocateInfo,
-		DescriptorPool:     c.dpool,
-		DescriptorSetCount: 1,
-		PSetLayouts:        setls,
-	}
-	var set vk.DescriptorSet
-	r := vk.AllocateDescriptorSets(c.d.h, ai, &set)
-	ai.Free()
-	pinner.Unpin()
-	if err := check("vkAllocateDescriptorSets", r); err != nil {
-		return err
-	}
-	c.sets++
-	var types [MaxSetBindings]C.VkDescriptorType
-	var cb [MaxSetBindings]C.vkops_binding
+	return nil
+}
+
+// fill copies binds into c's scratch for C.
+func (c *Commands) fill(binds []Binding) {
 	for i, b := range binds {
-		types[i] = C.VkDescriptorType(desc.Bindings[i].vk())
 		if b.View != nil {
-			cb[i].view = C.VkBufferView(unsafe.Pointer(b.View.h))
+			c.binds[i] = C.vkops_binding{view: C.VkBufferView(unsafe.Pointer(b.View.h))}
 			continue
 		}
-		cb[i].buffer = C.VkBuffer(unsafe.Pointer(b.Buffer.h))
-		cb[i].offset = C.VkDeviceSize(b.Offset)
-		cb[i].rng = C.VkDeviceSize(b.Range)
+		c.binds[i] = C.vkops_binding{buffer: C.VkBuffer(unsafe.Pointer(b.Buffer.h)), offset: C.VkDeviceSize(b.Offset), rng: C.VkDeviceSize(b.Range)}
 	}
-	var pp unsafe.Pointer
-	if len(push) > 0 {
-		pp = unsafe.Pointer(&push[0])
+}
+
+func pushPtr(push []byte) unsafe.Pointer {
+	if len(push) == 0 {
+		return nil
 	}
-	C.vkops_dispatch(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), c.ccb(),
-		C.VkPipeline(unsafe.Pointer(p.pipeline)), C.VkPipelineLayout(unsafe.Pointer(p.layout)),
-		C.VkDescriptorSet(unsafe.Pointer(set)), &types[0], &cb[0], C.uint32_t(len(binds)),
-		pp, C.uint32_t(len(push)), C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]))
-	return nil
+	return unsafe.Pointer(&push[0])
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TimeDispatches measures the driver's own cost of a dispatch: it records
+// n dispatches of p with the given bindings, push constants and groups
+// into one command buffer, each binding a descriptor set of its own as
+// Dispatch does, with a Barrier between consecutive ones when chained is
+// set; then it submits them and returns the wall time from the submit
+// until the fence signals, per dispatch. Nothing of vkops runs between
+// the dispatches, so this is the floor that recording ops one by one
+// approaches. The device's queue must be idle and not used meanwhile.
+func (d *Device) TimeDispatches(p *Pipeline, binds []Binding, push []byte, groups [3]uint32, n int, chained bool) (time.Duration, error) {
+	if n <= 0 {
+		return 0, fmt.Errorf("vk: TimeDispatches of %d dispatches", n)
+	}
+	c, err := d.NewCommands(n, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Destroy()
+	if err := c.checkDispatch(p, binds, push, groups); err != nil {
+		return 0, err
+	}
+	if err := c.Begin(); err != nil {
+		return 0, err
+	}
+	c.fill(binds)
+	r := vk.Result(C.vkops_record_n(&d.fns, C.VkDevice(unsafe.Pointer(d.h)), c.ccb(),
+		C.VkDescriptorPool(unsafe.Pointer(c.dpool)), &p.c, &c.binds[0], pushPtr(push),
+		C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), C.uint32_t(n), cbool(chained)))
+	if err := check("vkAllocateDescriptorSets", r); err != nil {
+		return 0, err
+	}
+	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(c.cb)); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	r = vk.Result(C.vkops_submit(&d.fns, C.VkQueue(unsafe.Pointer(d.queue)), c.ccb(), C.VkFence(unsafe.Pointer(c.fence))))
+	if err := check("vkQueueSubmit", r); err != nil {
+		return 0, err
+	}
+	if err := c.Wait(^uint64(0)); err != nil {
+		return 0, err
+	}
+	return time.Since(start) / time.Duration(n), nil
 }
 
 // Barrier makes every earlier compute and transfer write visible to every

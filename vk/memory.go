@@ -15,6 +15,7 @@ type Buffer struct {
 	mem    vk.DeviceMemory
 	size   uint64
 	mapped []byte
+	views  map[viewKey]*BufferView // made by View
 }
 
 // Size returns the buffer's size in bytes.
@@ -142,11 +143,16 @@ func (d *Device) NewBuffer(size uint64, p Placement) (*Buffer, error) {
 	return b, nil
 }
 
-// Destroy frees the buffer and its memory. The device must be done with it.
+// Destroy frees the buffer, its memory and the views View made of it.
+// The device must be done with them.
 func (b *Buffer) Destroy() {
 	if b == nil || b.h == nil {
 		return
 	}
+	for _, v := range b.views {
+		v.Destroy()
+	}
+	b.views = nil
 	if b.mapped != nil {
 		vk.UnmapMemory(b.d.h, b.mem)
 		b.mapped = nil

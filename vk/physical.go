@@ -85,6 +85,7 @@ type DeviceInfo struct {
 	TypeName      string       `json:"type"`
 	VendorID      uint32       `json:"vendor_id"`
 	DeviceID      uint32       `json:"device_id"`
+	DriverID      DriverID     `json:"driver_id"` // 0 where the device predates Vulkan 1.2
 	DriverName    string       `json:"driver_name"`
 	DriverInfo    string       `json:"driver_info"`
 	DriverVersion uint32       `json:"driver_version"`
@@ -101,6 +102,14 @@ type DeviceInfo struct {
 	pipelineUUID   [16]byte
 	subgroupOpBits uint32
 }
+
+// DriverID is a VkDriverId: which driver runs a device, whatever its name.
+type DriverID uint32
+
+// Driver IDs that vkops has measured on.
+const (
+	DriverMesaLLVMpipe DriverID = C.VK_DRIVER_ID_MESA_LLVMPIPE // lavapipe
+)
 
 // Vendor names the PCI vendor when it is a known one.
 func (d *DeviceInfo) Vendor() string {
@@ -262,6 +271,7 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 	var x C.vkops_props2
 	C.vkops_query_props2(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), C.uint32_t(p.ApiVersion), &x)
 	if x.has_props2 != 0 {
+		info.DriverID = DriverID(x.driver_id)
 		info.DriverName = C.GoString(&x.driver_name[0])
 		info.DriverInfo = C.GoString(&x.driver_info[0])
 		uuid := C.GoBytes(unsafe.Pointer(&x.device_uuid[0]), 16)

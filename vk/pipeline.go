@@ -47,6 +47,7 @@ type Pipeline struct {
 	setl     vk.DescriptorSetLayout
 	layout   vk.PipelineLayout
 	pipeline vk.Pipeline
+	c        C.vkops_pipe // the handles again, for recording in one call
 }
 
 // PipelineCache is a VkPipelineCache.
@@ -113,6 +114,9 @@ func (c *PipelineCache) Destroy() {
 func (d *Device) NewPipeline(cache *PipelineCache, desc PipelineDesc) (*Pipeline, error) {
 	if len(desc.SPIRV) == 0 || len(desc.SPIRV)%4 != 0 {
 		return nil, fmt.Errorf("vk: pipeline %s: SPIR-V of %d bytes", desc.Name, len(desc.SPIRV))
+	}
+	if len(desc.Bindings) > MaxSetBindings {
+		return nil, fmt.Errorf("vk: pipeline %s: %d bindings (at most %d)", desc.Name, len(desc.Bindings), MaxSetBindings)
 	}
 	p := &Pipeline{d: d, desc: desc}
 	if err := p.build(cache); err != nil {
@@ -213,6 +217,16 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 	}
 	p.pipeline = vk.Pipeline(unsafe.Pointer(pipe))
 	d.live.Add(1)
+	p.c = C.vkops_pipe{
+		pipeline:   pipe,
+		layout:     C.VkPipelineLayout(unsafe.Pointer(p.layout)),
+		set_layout: C.VkDescriptorSetLayout(unsafe.Pointer(p.setl)),
+		nbinds:     C.uint32_t(len(p.desc.Bindings)),
+		push_size:  C.uint32_t(p.desc.PushSize),
+	}
+	for i, k := range p.desc.Bindings {
+		p.c.types[i] = C.VkDescriptorType(k.vk())
+	}
 	return nil
 }
 

@@ -49,6 +49,7 @@ void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32
 		m3.pNext = &driver;
 	}
 	props2(pd, &p);
+	out->driver_id = driver.driverID;
 	memcpy(out->driver_name, driver.driverName, sizeof out->driver_name);
 	memcpy(out->driver_info, driver.driverInfo, sizeof out->driver_info);
 	memcpy(out->device_uuid, id.deviceUUID, VK_UUID_SIZE);
@@ -126,40 +127,74 @@ int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_devic
 	LOAD(create_compute_pipelines, vkCreateComputePipelines)
 	LOAD(write_timestamp, vkCmdWriteTimestamp)
 	LOAD(reset_query_pool, vkCmdResetQueryPool)
+	LOAD(allocate_descriptor_sets, vkAllocateDescriptorSets)
 #undef LOAD
 	return 1;
 }
 
-enum { MAX_BINDINGS = 16 };
+// The barrier between dependent commands: every earlier compute and
+// transfer write made visible to every later compute, transfer and host
+// access.
+static void full_barrier(const vkops_device_fns *f, VkCommandBuffer cb) {
+	VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+	VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+			VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
+	f->pipeline_barrier(cb, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0, NULL, 0, NULL);
+}
 
-void vkops_dispatch(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkPipeline pipe,
-	VkPipelineLayout layout, VkDescriptorSet set, const VkDescriptorType *types, const vkops_binding *binds,
-	uint32_t nbinds, const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z) {
-	VkWriteDescriptorSet w[MAX_BINDINGS];
-	VkDescriptorBufferInfo bi[MAX_BINDINGS];
-	if (nbinds > MAX_BINDINGS) {
-		nbinds = MAX_BINDINGS;
+VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
+	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier,
+	int bind) {
+	VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+		.descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
+	VkDescriptorSet set;
+	VkResult r = f->allocate_descriptor_sets(dev, &ai, &set);
+	if (r != VK_SUCCESS) {
+		return r;
 	}
-	for (uint32_t i = 0; i < nbinds; i++) {
+	VkWriteDescriptorSet w[VKOPS_MAX_BINDINGS];
+	VkDescriptorBufferInfo bi[VKOPS_MAX_BINDINGS];
+	uint32_t n = p->nbinds < VKOPS_MAX_BINDINGS ? p->nbinds : VKOPS_MAX_BINDINGS;
+	for (uint32_t i = 0; i < n; i++) {
 		w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
 		w[i].dstSet = set;
 		w[i].dstBinding = i;
 		w[i].descriptorCount = 1;
-		w[i].descriptorType = types[i];
-		if (types[i] == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER || types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+		w[i].descriptorType = p->types[i];
+		if (p->types[i] == VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER || p->types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
 			w[i].pTexelBufferView = &binds[i].view;
 		} else {
 			bi[i] = (VkDescriptorBufferInfo){binds[i].buffer, binds[i].offset, binds[i].rng};
 			w[i].pBufferInfo = &bi[i];
 		}
 	}
-	f->update_descriptor_sets(dev, nbinds, w, 0, NULL);
-	f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-	f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
-	if (push_size > 0) {
-		f->push_constants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+	f->update_descriptor_sets(dev, n, w, 0, NULL);
+	if (barrier) {
+		full_barrier(f, cb);
+	}
+	if (bind) {
+		f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+	}
+	f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+	if (p->push_size > 0) {
+		f->push_constants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_size, push);
 	}
 	f->dispatch(cb, x, y, z);
+	return VK_SUCCESS;
+}
+
+VkResult vkops_record_n(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
+	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z,
+	uint32_t n, int barriers) {
+	for (uint32_t i = 0; i < n; i++) {
+		VkResult r = vkops_record(f, dev, cb, pool, p, binds, push, x, y, z, barriers && i > 0, 1);
+		if (r != VK_SUCCESS) {
+			return r;
+		}
+	}
+	return VK_SUCCESS;
 }
 
 void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStageFlags src_stage,

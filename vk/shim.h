@@ -14,6 +14,7 @@ void *vkops_load(char *err);
 // The facts that need Vulkan 1.1+ queries (properties2 / features2).
 typedef struct {
 	int has_props2;
+	uint32_t driver_id;
 	char driver_name[VK_MAX_DRIVER_NAME_SIZE];
 	char driver_info[VK_MAX_DRIVER_INFO_SIZE];
 	uint8_t device_uuid[VK_UUID_SIZE];
@@ -52,6 +53,7 @@ typedef struct {
 	PFN_vkCreateComputePipelines create_compute_pipelines;
 	PFN_vkCmdWriteTimestamp write_timestamp;
 	PFN_vkCmdResetQueryPool reset_query_pool;
+	PFN_vkAllocateDescriptorSets allocate_descriptor_sets;
 } vkops_device_fns;
 
 int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_device_fns *f);
@@ -64,9 +66,34 @@ typedef struct {
 	VkBufferView view;
 } vkops_binding;
 
-void vkops_dispatch(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkPipeline pipe,
-	VkPipelineLayout layout, VkDescriptorSet set, const VkDescriptorType *types, const vkops_binding *binds,
-	uint32_t nbinds, const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z);
+enum { VKOPS_MAX_BINDINGS = 16 };
+
+// What a dispatch needs of its pipeline, kept beside the pipeline so that
+// recording one takes a single call.
+typedef struct {
+	VkPipeline pipeline;
+	VkPipelineLayout layout;
+	VkDescriptorSetLayout set_layout;
+	uint32_t nbinds;
+	uint32_t push_size;
+	VkDescriptorType types[VKOPS_MAX_BINDINGS];
+} vkops_pipe;
+
+// vkops_record records one dispatch of p: a descriptor set allocated from
+// pool and written with binds, the pipeline unless bind is 0 (it is bound
+// already), the push constants and the dispatch itself, after a full
+// compute/transfer barrier when barrier is set. It is the whole of an op's
+// recording in one call from Go.
+VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
+	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier,
+	int bind);
+
+// vkops_record_n records n such dispatches, each with a descriptor set of
+// its own and binding the pipeline, with a barrier between consecutive ones when barriers is set:
+// the driver's floor for that work, measured by Device.TimeDispatches.
+VkResult vkops_record_n(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
+	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z,
+	uint32_t n, int barriers);
 
 // A global memory barrier from (src stages, src access) to (dst stages, dst access).
 void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStageFlags src_stage,

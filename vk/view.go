@@ -62,6 +62,46 @@ func (b *Buffer) NewView(f TexelFormat, offset, size uint64) (*BufferView, error
 	return &BufferView{d: b.d, h: h}, nil
 }
 
+type viewKey struct {
+	f            TexelFormat
+	offset, size uint64
+}
+
+// View returns a view of size bytes of b from offset, read as f: the
+// same one for the same arguments, made on first use and kept until b is
+// destroyed or DropViews hands it over. Ops bind the same ranges of the
+// same buffers over and over; creating a view each time was a call into
+// the driver per binding.
+func (b *Buffer) View(f TexelFormat, offset, size uint64) (*BufferView, error) {
+	k := viewKey{f, offset, size}
+	if v, ok := b.views[k]; ok {
+		return v, nil
+	}
+	v, err := b.NewView(f, offset, size)
+	if err != nil {
+		return nil, err
+	}
+	if b.views == nil {
+		b.views = map[viewKey]*BufferView{}
+	}
+	b.views[k] = v
+	return v, nil
+}
+
+// Views returns how many views View keeps for b.
+func (b *Buffer) Views() int { return len(b.views) }
+
+// DropViews forgets the views View made and returns them, for the caller
+// to destroy once the device is done with them.
+func (b *Buffer) DropViews() []*BufferView {
+	vs := make([]*BufferView, 0, len(b.views))
+	for _, v := range b.views {
+		vs = append(vs, v)
+	}
+	clear(b.views)
+	return vs
+}
+
 // Destroy destroys the view.
 func (v *BufferView) Destroy() {
 	if v == nil || v.h == nil {

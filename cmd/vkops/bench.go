@@ -318,7 +318,7 @@ func (r *report) overhead(e *env, d *device.Device) error {
 	if err != nil {
 		return err
 	}
-	first, saved, err := bench.FirstCalls(device.Options{Device: e.device}, bench.FirstCallCases())
+	first, err := bench.FirstCalls(device.Options{Device: e.device}, bench.FirstCallCases())
 	if err != nil {
 		return err
 	}
@@ -328,18 +328,20 @@ func (r *report) overhead(e *env, d *device.Device) error {
 			Device     string            `json:"device"`
 			PerOp      bench.PerOp       `json:"per_op"`
 			FirstCalls []bench.FirstCall `json:"first_calls"`
-			CacheBytes int64             `json:"pipeline_cache_bytes"`
-		}{"overhead", d.String(), per, first, saved})
+		}{"overhead", d.String(), per, first})
 	}
 	fmt.Fprintf(r.w, "\nper-op overhead, %d x %s: %.1f us/op batched, %.1f us/op with a submit and wait each\n",
 		per.Ops, per.Op, per.BatchedUS, per.SubmitEachUS)
-	fmt.Fprintf(r.w, "first call on a fresh device: cold = empty cache dir, warm = the dir after Close saved %d bytes\n", saved)
+	fmt.Fprintf(r.w, "driver floor, the same dispatch %d times in one command buffer: %.1f us independent, %.1f us chained by barriers\n",
+		per.Ops, per.FloorUS, per.FloorChainedUS)
+	fmt.Fprintf(r.w, "batched per op / independent floor (%d dispatch per op): %.2fx\n", per.Dispatches, per.Ratio)
+	fmt.Fprintf(r.w, "first call, each case on fresh devices: cold = an empty cache dir, warm = the dir the cold device's Close saved\n")
 	width := 0
 	for _, f := range first {
 		width = max(width, len(f.Case))
 	}
 	for _, f := range first {
-		fmt.Fprintf(r.w, "  %-*s cold %8.1f ms   warm %8.1f ms\n", width, f.Case, f.ColdMS, f.WarmMS)
+		fmt.Fprintf(r.w, "  %-*s cold %8.1f ms   warm %8.1f ms   (%d bytes saved)\n", width, f.Case, f.ColdMS, f.WarmMS, f.CacheBytes)
 	}
 	return nil
 }

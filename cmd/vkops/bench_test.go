@@ -58,8 +58,8 @@ func TestBenchTable(t *testing.T) {
 	out := benchRun(t, "--size", "4096", "--runs", "1", "--op", "select,reduce-or", "--dtype", "i8,bool",
 		"--pattern", "same,axis0", "--shape", "4096")
 	for _, want := range []string{"device: ", "GB/s", "of copy", "\nselect/same/i8[4096] ", "\nselect/same/bool[4096] ",
-		"per-op overhead, 1000 x select f32[4]:", "us/op batched", "first call on a fresh device",
-		"select/same/f32[1024]", "cold", "warm"} {
+		"per-op overhead, 1000 x select f32[4]:", "us/op batched", "driver floor", "batched per op / independent floor",
+		"first call, each case on fresh devices", "select/same/f32[1024]", "reduce-and/axis1/bool[32 32]", "cold", "warm"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

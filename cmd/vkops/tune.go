@@ -58,8 +58,11 @@ func writeVariants(e *env, vs []ops.VariantInfo) {
 			}
 			cells = append(cells, cell)
 		}
-		if v.Chosen == "" {
+		switch {
+		case v.Chosen == "":
 			cells = append(cells, "(not measured yet: vkops tune)")
+		case v.Default:
+			cells = append(cells, "(driver default, not measured: vkops tune)")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", v.Family, strings.Join(cells, ", "))
 	}

@@ -1,0 +1,64 @@
+package ops
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/tensor"
+)
+
+// Every default names a family that exists and a variant of it, so that
+// renaming one cannot quietly turn the table off.
+func TestDriverDefaultsTable(t *testing.T) {
+	for _, dd := range driverDefaults {
+		found := false
+		for _, f := range families() {
+			if f.key != dd.family && !(strings.HasSuffix(dd.family, "/") && strings.HasPrefix(f.key, dd.family)) {
+				continue
+			}
+			for _, v := range f.variants {
+				found = found || v.name == dd.variant
+			}
+		}
+		if !found {
+			t.Errorf("default %s=%s: no such family or variant", dd.family, dd.variant)
+		}
+	}
+}
+
+// On a driver the table knows, first calls take its defaults without
+// measuring anything; elsewhere, or without the table, they measure and
+// store the choice.
+func TestDriverDefaults(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(8, 9))
+	known := false
+	for _, f := range families() {
+		if v := f.byDefault(d); v != nil {
+			known = true
+			if !v.eligible(d) {
+				t.Errorf("%s: default %s is not eligible on %s", f.key, v.name, d)
+			}
+		}
+	}
+	t.Logf("%s, driver ID %d: defaults known: %v", d, d.Info().DriverID, known)
+	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{30}), randomHost(rng, tensor.F32, tensor.Shape{30}), randomHost(rng, tensor.F32, tensor.Shape{30}))
+	_, stored := d.Choice(selectFamilies[4][selectSame].key)
+	if known == stored {
+		t.Errorf("defaults known %v, but a first select stored a measured choice: %v", known, stored)
+	}
+	if vi := selectFamilies[4][selectSame].info(d); vi.Chosen == "" || vi.Default != known {
+		t.Errorf("info %+v after a select", vi)
+	}
+
+	saved := driverDefaults
+	driverDefaults = nil
+	t.Cleanup(func() { driverDefaults = saved })
+	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{30}), randomHost(rng, tensor.U8, tensor.Shape{30}), randomHost(rng, tensor.U8, tensor.Shape{30}))
+	if _, ok := d.Choice(selectFamilies[1][selectSame].key); !ok {
+		t.Error("without defaults, a first select stored no choice")
+	}
+}
