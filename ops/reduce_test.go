@@ -87,7 +87,7 @@ func randomBools(rng *rand.Rand, shape tensor.Shape, every int) *tensor.Host {
 // into filled words everywhere, by subgroups where the variant can; the
 // results must not change, with any variant.
 func TestReduceForcedSplits(t *testing.T) {
-	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16, outerTarget: 1 << 20, vecs: 3})
+	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16, vecs: 3})
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	forEachReduceVariant(t, d, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 8))
@@ -133,7 +133,7 @@ func forEachReduceVariant(t *testing.T, d *device.Device, f func(t *testing.T)) 
 // workgroups with small tensors: the 3-D grid must cover each exactly,
 // with any variant.
 func TestReduceManyWorkgroups(t *testing.T) {
-	withTuning(t, reduceTune{groupSize: 1, target: 4096, minWork: 1, minChunk: 16 << 10, outerTarget: 4096, vecs: 8})
+	withTuning(t, reduceTune{groupSize: 1, target: 4096, minWork: 1, minChunk: 16 << 10, vecs: 8})
 	d := devtest.Open(t, device.Options{})
 	forEachReduceVariant(t, d, func(t *testing.T) { testReduceManyWorkgroups(t, d) })
 }
@@ -194,7 +194,7 @@ func TestReducePlanChoices(t *testing.T) {
 	}{
 		{tensor.Shape{4096, 16384}, []bool{false, true}, "inner [4096 16384 1] perInv 1 chunks 1 path 0"},
 		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 8 blocks 8"},
-		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 4096 path 0"},
+		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 1024 path 0"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
 			"inner [262144 64 1] perInv 16 chunks 1 path 3; outer [64 64 64] vec true perInv 8 blocks 2"},
 		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 2 blocks 1"},

@@ -88,6 +88,10 @@ uvec4 zeroBytes4(uvec4 x) {
 	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
 }
 uint fold(uint x) { return AND ? zeroBytes(x) : x; }
+// foldAny4 is fold4 where only whether some byte folds to nonzero
+// matters, not which: for AND the classic zero-byte test, whose borrows
+// may mark bytes above a zero byte too, in two fewer operations a word.
+uvec4 foldAny4(uvec4 x) { return AND ? (x - 0x01010101u) & ~x & 0x80808080u : x; }
 uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
 
 uint word(uint w) { return vec(w >> 2)[w & 3u]; }
@@ -101,19 +105,19 @@ const uint STEP = 16u;
 const uint STEP = 4u;
 #endif
 
-// foldVectors returns a folded with the fold of vectors [v, end), or
-// stops early, as numpy does, once a folds to nonzero: the row's answer
-// is known.
+// foldVectors returns a or-ed with the vectors [v, end) folded by
+// foldAny4, so nonzero exactly when a was or some byte folds to nonzero;
+// it stops early once a is nonzero: the row's answer is known.
 uvec4 foldVectors(uvec4 a, uint v, uint end) {
 	if (LONG) {
 		for (; v + STEP <= end && all(equal(a, uvec4(0u))); v += STEP) {
 			[[unroll]] for (uint k = 0u; k < STEP; k++) {
-				a |= fold4(vec(v + k));
+				a |= foldAny4(vec(v + k));
 			}
 		}
 	}
 	for (; v < end && all(equal(a, uvec4(0u))); v++) {
-		a |= fold4(vec(v));
+		a |= foldAny4(vec(v));
 	}
 	return a;
 }
@@ -217,7 +221,7 @@ void wordRows(uint w) {
 		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * ROWVECS;
 		uvec4 a = uvec4(0u);
 		[[unroll]] for (uint t = 0u; t < ROWVECS; t++) {
-			a |= fold4(vec(v + t));
+			a |= foldAny4(vec(v + t));
 		}
 		found |= uint(here && any(notEqual(a, uvec4(0u)))) << (8u * k);
 	}
