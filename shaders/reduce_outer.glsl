@@ -67,6 +67,9 @@ uvec4 zeroBytes4(uvec4 x) {
 	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
 }
 uint fold(uint x) { return AND ? zeroBytes(x) : x; }
+// highBits4 sets the high bit of each nonzero byte of x and clears it in
+// each zero byte; the low bits are undefined.
+uvec4 highBits4(uvec4 x) { return ((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x; }
 uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
 
 // nonzero maps each byte to 0x01 if it is nonzero and to 0 if not: bit 0
@@ -138,17 +141,25 @@ uint vectors(uint u, uint last, uint blk) {
 	uint n = min(min(VECS, last - u), (pc.cspan - cc) / 16u);
 	uint stride = pc.rowStride >> 4;
 	uint v = (pc.inSkip + bb * pc.batchStride + cc) / 16u + r0 * stride;
-	// Past the n-th unit the last column repeats: a read of data that is
-	// there anyway, where a branch would cost more.
+	// For AND each column keeps the and of highBits4, whose bytes' high
+	// bits stay set while every byte seen was nonzero: a byte of the
+	// result is 0x80 where the column held a false, as zeroBytes would
+	// give, in fewer operations per vector.
 	uvec4 a[VECS];
 	[[unroll]] for (uint k = 0u; k < VECS; k++) {
-		a[k] = uvec4(0u);
+		a[k] = uvec4(AND ? 0xFFFFFFFFu : 0u);
 	}
+	// Past the n-th unit the last column repeats: a read of data that is
+	// there anyway, where a branch would cost more.
 	for (uint r = r0; r < r1; r++) {
 		[[unroll]] for (uint k = 0u; k < VECS; k++) {
-			a[k] |= fold4(vec(v + min(k, n - 1u)));
+			uvec4 x = vec(v + min(k, n - 1u));
+			a[k] = AND ? a[k] & highBits4(x) : a[k] | x;
 		}
 		v += stride;
+	}
+	[[unroll]] for (uint k = 0u; k < VECS; k++) {
+		a[k] = AND ? ~a[k] & 0x80808080u : a[k];
 	}
 	bool owned = pc.whole == 1u && pc.blocks == 1u;
 	uint o = pc.firstUnit + u;
