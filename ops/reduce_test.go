@@ -196,8 +196,8 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 8 blocks 8"},
 		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 1024 path 0"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"inner [262144 64 1] perInv 16 chunks 1 path 3; outer [64 64 64] vec true perInv 8 blocks 2"},
-		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 2 blocks 1"},
+			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 16 blocks 1"},
+		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 5 blocks 1"},
 	} {
 		var plan []string
 		for _, p := range reducePasses(reduceCollapse(c.shape, c.reduced)) {
