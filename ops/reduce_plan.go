@@ -44,6 +44,10 @@ var reduceTuning = reduceTune{
 	// faster with them than with four, and slower with sixteen, whose
 	// accumulators no longer fit in registers.
 	vecs: 8,
+	// Splitting a dispatch's units makes them share output words: a fill
+	// dispatch first, which costs lavapipe more than one thread reading
+	// this much.
+	minSplit: 256 << 10,
 }
 
 // reduceTune is how a reduction spreads its work; see reduceTuning.
@@ -53,6 +57,7 @@ type reduceTune struct {
 	minWork   uint64 // fewest bytes an invocation should read
 	minChunk  uint64 // fewest bytes of a row an inner invocation reads
 	vecs      uint64 // 16-byte columns an outer invocation reads side by side
+	minSplit  uint64 // fewest bytes a dispatch reads for its units to be split
 }
 
 // reducedAxes normalises axes for a tensor of the given rank and returns
@@ -264,10 +269,11 @@ func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen 
 
 // spread shares out the units of a dispatch, each unitWork bytes to read
 // along length: several units per invocation when one is less than
-// minWork, else one, or a part of one (see split).
+// minWork, else one, or a part of one (see split) when the dispatch
+// reads minSplit bytes or more.
 func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perInv, parts, partLen uint64) {
-	if unitWork < t.minWork {
-		return reduceCeil(t.minWork, unitWork), 1, reduceCeil(length, align) * align
+	if unitWork < t.minWork || units*unitWork < t.minSplit {
+		return max(reduceCeil(t.minWork, unitWork), 1), 1, reduceCeil(length, align) * align
 	}
 	parts, partLen = t.split(units, length, minPart, align)
 	return 1, parts, partLen
