@@ -257,10 +257,14 @@ func (ps reducePass) inner() bool { return ps.c == 1 && ps.r > 1 }
 // split decides how many invocations share one output unit: chunks of
 // each row (inner) or blocks of rows (outer), from the units a dispatch
 // covers and the length to split. It returns the count and the length of
-// each part, a multiple of align.
+// each part, a multiple of align. Units are split only when they are a
+// quarter of target or fewer: with more, which would be split two or
+// three ways, lavapipe gained less than the fill dispatch that shared
+// outputs need cost ([256,256,256] over axis 1 ran in 0.9x the time
+// unsplit).
 func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen uint64) {
 	parts = 1
-	if units < t.target && length > minPart {
+	if 4*units <= t.target && length > minPart {
 		parts = min(reduceCeil(t.target, units), reduceCeil(length, minPart))
 	}
 	partLen = reduceCeil(reduceCeil(length, parts), align) * align
