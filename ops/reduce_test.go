@@ -103,6 +103,29 @@ func TestReduceForcedSplits(t *testing.T) {
 	})
 }
 
+// Rows of every whole number of vectors up to past reduceMaxRowVecs,
+// which the straight-line path reads one invocation a row, agree with
+// cpuref, with any variant: the data sparse, so that a single odd byte
+// decides a row, and dense.
+func TestReduceRowVecs(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 11))
+		cases := 0
+		// Each length builds its own pipeline, slowly: a few lengths.
+		ks := []int{1, 2, 15, 16, 17, 32, reduceMaxRowVecs - 1, reduceMaxRowVecs, reduceMaxRowVecs + 1}
+		if testing.Short() {
+			ks = []int{3, reduceMaxRowVecs, reduceMaxRowVecs + 1}
+		}
+		for _, k := range ks {
+			for _, every := range []int{3, 500} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, tensor.Shape{9, 16 * k}, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
 // forEachReduceVariant runs f as subtest variant=NAME for every variant
 // of the reduce families that d can run, with $VKOPS_VARIANT forcing it.
 func forEachReduceVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
