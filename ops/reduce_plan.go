@@ -353,13 +353,16 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	vec := ps.vecOK(p, inSkip, outSkip)
 	rows, cspan := p.r1-p.r0, p.c1-p.c0
 	var first, units, perInv, blocks, blockRows uint64
+	vecs := uint64(1)
 	if vec {
-		// The kernel reads vecs vectors of a row side by side: plan in
-		// groups of vecs.
+		// The kernel reads vecs vectors of a row side by side, no more
+		// than a batch's row holds (it would read the last again): plan
+		// in groups of vecs.
+		vecs = min(t.vecs, cspan/16)
 		first = outSkip / 16
 		units = reduceCeil(outSkip+p.nb*cspan, 16) - first
-		perInv, blocks, blockRows = t.spread(reduceCeil(units, t.vecs), 16*t.vecs*rows, rows, reduceCeil(t.minWork, 16*t.vecs), 1)
-		perInv *= t.vecs
+		perInv, blocks, blockRows = t.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(t.minWork, 16*vecs), 1)
+		perInv *= vecs
 	} else {
 		first = outSkip / 4
 		units = reduceCeil(outSkip+p.nb*cspan, 4) - first
@@ -380,7 +383,7 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 		push: words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
 			uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
 			reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole)),
-		spec:   []uint32{reduceFlag(vec), uint32(t.vecs)},
+		spec:   []uint32{reduceFlag(vec), uint32(vecs)},
 		n:      reduceCeil(units, perInv) * blocks,
 		shared: blocks > 1 || !whole,
 	}
