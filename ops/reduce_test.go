@@ -126,6 +126,44 @@ func TestReduceRowVecs(t *testing.T) {
 	})
 }
 
+// Outer passes over rows that are not whole vectors are regrouped into
+// two passes, the first over aligned rows, and still agree with cpuref,
+// with any variant; with minRegroup 0 small tensors are regrouped too.
+func TestReduceRegroup(t *testing.T) {
+	tu := reduceTuning
+	tu.minRegroup = 0
+	for _, c := range []struct {
+		in   reducePass
+		want []reducePass
+	}{
+		{reducePass{1, 8192, 1537}, []reducePass{{1, 512, 16 * 1537}, {1, 16, 1537}}},
+		{reducePass{3, 96, 6}, []reducePass{{3, 12, 48}, {3, 8, 6}}},
+		{reducePass{1, 60, 6}, []reducePass{{1, 60, 6}}},   // 8 does not divide 60
+		{reducePass{1, 24, 6}, []reducePass{{1, 24, 6}}},   // fewer than four groups of 8
+		{reducePass{2, 64, 32}, []reducePass{{2, 64, 32}}}, // aligned already
+		{reducePass{64, 64, 1}, []reducePass{{64, 64, 1}}}, // inner
+	} {
+		if got := tu.regroup([]reducePass{c.in}); !slices.Equal(got, c.want) {
+			t.Errorf("regroup(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if got := reduceTuning.regroup([]reducePass{{1, 64, 3}}); !slices.Equal(got, []reducePass{{1, 64, 3}}) {
+		t.Errorf("regroup of 192 bytes with the default tuning: %v", got)
+	}
+	withTuning(t, tu)
+	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 12))
+		cases := 0
+		for _, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}} {
+			for _, every := range []int{2, 300} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
 // forEachReduceVariant runs f as subtest variant=NAME for every variant
 // of the reduce families that d can run, with $VKOPS_VARIANT forcing it.
 func forEachReduceVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
