@@ -316,3 +316,54 @@ func benchReduceNumpy(b *testing.B, f reduceFn, path string, axes []int, keep bo
 	b.ReportMetric(bytes/secs[len(secs)/2]/1e9, "GB/s")
 	b.ReportMetric(bytes/secs[0]/1e9, "best-GB/s")
 }
+
+// BenchmarkReduceRandom measures the chosen variants on seeded random
+// patterns of 16M bools, the worst case for each (the fold's identity
+// everywhere): shapes of rank 1 to 4, some dimensions not powers of two,
+// and random axis sets, Or and And. The suite's named cases miss slow
+// patterns that these find; -benchtime 5x keeps it to a minute or two.
+func BenchmarkReduceRandom(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 30 {
+		rank := 1 + rng.IntN(4)
+		shape := make(tensor.Shape, rank)
+		left := 24
+		for i := range shape {
+			e := left
+			if i < rank-1 {
+				e = rng.IntN(left + 1)
+			}
+			shape[i] = 1 << e
+			left -= e
+		}
+		if rng.IntN(2) == 0 {
+			i := rng.IntN(rank)
+			shape[i] = shape[i]*3/4 + 1
+		}
+		var axes []int
+		for a := range rank {
+			if rng.IntN(2) == 0 {
+				axes = append(axes, a)
+			}
+		}
+		if len(axes) == 0 {
+			axes = []int{rng.IntN(rank)}
+		}
+		f := reduceFns[rng.IntN(2)]
+		h, err := tensor.New(tensor.Bool, shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range h.Data {
+			h.Data[i] = reduceFlag(f.name == "and")
+		}
+		x, err := d.Upload(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, shape, axes), " ", ",")
+		b.Run(name, func(b *testing.B) { benchReduceDevice(b, d, f, x, axes, false) })
+		x.Free()
+	}
+}
