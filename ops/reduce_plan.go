@@ -18,7 +18,8 @@ import (
 //     across rows (reduce_outer.glsl). Taking the largest first makes the
 //     first pass, which reads everything, shrink the data the most; the
 //     passes after it read a fraction. A single reduced dimension, the
-//     usual case, is a single pass.
+//     usual case, is a single pass; an outer pass over rows that are not
+//     whole 16-byte vectors may become two (regroup).
 //  3. Pieces: each pass is cut into boxes of [B, R, C] whose input and
 //     output bytes each lie in one page, since a binding covers one page.
 //     Each piece is one dispatch, planned by innerPlan or outerPlan: its
@@ -328,8 +329,8 @@ const (
 
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
 // as straight-line code (PATH 3): one pipeline per length up to it.
-// lavapipe read rows of 256 bytes 2x faster so than by the loop of
-// PATH 0, of 512 bytes 1.5x, of 1 KiB 1.2x, of 2 KiB 0.9x.
+// On lavapipe rows of 256 bytes read 2x as fast so as by PATH 0's loop,
+// of 512 bytes 1.5x, of 1 KiB 1.2x; of 2 KiB 0.9x.
 const reduceMaxRowVecs = 64
 
 // reduceShort is the shader's SHORT: rows shorter than this, and not of
