@@ -27,6 +27,9 @@ type Case struct {
 	// Setup allocates the operands and returns one run of the op, which
 	// must leave its work recorded or done, and a cleanup.
 	Setup func(d *device.Device) (run func() error, cleanup func(), err error)
+	// Data describes the data of a case whose speed depends on it, such
+	// as "all-false" or "sparse-true (early exit)"; "" for random data.
+	Data string
 	// HostOnly marks cases whose work is host copies (uploads and
 	// downloads on unified memory): they have no GPU time.
 	HostOnly bool
@@ -64,6 +67,7 @@ type Result struct {
 	DType   string `json:"dtype"`
 	Shape   []int  `json:"shape"`
 	Bytes   uint64 `json:"bytes"`
+	Data    string `json:"data,omitempty"` // Case.Data
 	Device  string `json:"device"`
 
 	MedianMS     float64 `json:"median_ms"` // GPU time where there is one, else wall time
@@ -95,7 +99,7 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 7
 	}
-	res := Result{Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes, Device: d.String()}
+	res := Result{Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes, Data: c.Data, Device: d.String()}
 	run, cleanup, err := c.Setup(d)
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", c.Name(), err)

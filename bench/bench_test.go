@@ -62,7 +62,7 @@ func TestSuiteRunsAndAgrees(t *testing.T) {
 			t.Errorf("%s: cpuref %v ms, speedup %v", c.Name(), res.CPURefMS, res.Speedup)
 		}
 	}
-	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 4, "upload": 1, "download": 1, "copy": 1}
+	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 7, "reduce-and": 7, "upload": 1, "download": 1, "copy": 1}
 	for op, n := range want {
 		if ops[op] != n {
 			t.Errorf("%d %s cases, want %d", ops[op], op, n)
@@ -88,6 +88,10 @@ func TestDefaultShapes(t *testing.T) {
 		"reduce-or/axis0/bool[4096 16384]":        1<<26 + 16384,
 		"reduce-or/all/bool[4096 16384]":          1<<26 + 1,
 		"reduce-or/axes13-keep/bool[64 64 64 64]": 1<<24 + 64*64,
+		"reduce-and/axis1/bool[4096 16384]":       1<<26 + 4096,
+		"reduce-and/axis1-3d/bool[256 256 256]":   1<<24 + 1<<16,
+		"reduce-or/axes02-3d/bool[256 256 256]":   1<<24 + 256,
+		"reduce-or/axis1-sparse/bool[4096 16384]": 1<<26 + 4096,
 		"upload/-/u8[67108864]":                   1 << 26,
 		"copy/-/u8[67108864]":                     2 << 26,
 		"select/general-4d/i8[16 1024 64 16]":     2<<24 + 1<<10 + 1<<14,
@@ -116,7 +120,7 @@ func TestShapesAtEverySize(t *testing.T) {
 	for n := MinSize; n <= MaxSize; n *= 2 {
 		for _, c := range append(Select(n, tensor.F32), Reduce(n)...) {
 			want := n
-			if c.Op == "reduce-or" && len(c.Shape) == 2 {
+			if strings.HasPrefix(c.Op, "reduce-") && len(c.Shape) == 2 {
 				want = 4 * n
 			}
 			if got := c.Shape.NumElements(); got != want {
@@ -242,5 +246,24 @@ func TestPlot(t *testing.T) {
 	}
 	if err := Plot(filepath.Join(dir, "empty.png"), "test", nil, nil); err == nil {
 		t.Error("Plot drew no results without an error")
+	}
+}
+
+// Reductions run on data that makes every byte count unless the pattern
+// names early exit, and each case says which data it has.
+func TestReduceData(t *testing.T) {
+	for _, c := range Reduce(DefaultSize) {
+		want := map[string]string{"reduce-or": "all-false", "reduce-and": "all-true"}[c.Op]
+		if strings.HasSuffix(c.Pattern, "-sparse") {
+			want = map[string]string{"reduce-or": "sparse-true (early exit)", "reduce-and": "sparse-false (early exit)"}[c.Op]
+		}
+		if want == "" || c.Data != want {
+			t.Errorf("%s: data %q, want %q", c.Name(), c.Data, want)
+		}
+	}
+	for _, c := range Select(MinSize, tensor.Bool) {
+		if c.Data != "" {
+			t.Errorf("%s: data %q, want random", c.Name(), c.Data)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
@@ -129,38 +130,81 @@ func scalars(dt tensor.DType) (in, other any) {
 	return 7, 3
 }
 
-// Reduce returns the ReduceLogicalOr cases at size n, by pattern:
+// Reduce returns the ReduceLogicalOr ("reduce-or") and ReduceLogicalAnd
+// ("reduce-and") cases at size n, by pattern:
 //
 //	axis1, axis0, all  a 2-D [r 4r] tensor of 4n bools (the bytes of n
 //	                   f32 elements), over axis 1, axis 0 and both axes
+//	axis1-3d           a 3-D tensor of n bools over its middle axis
+//	axes02-3d          the same over axes 0 and 2
 //	axes13-keep        a 4-D tensor of n bools over axes 1 and 3, keep_dims
+//	axis1-sparse       axis1 on sparse data: the early-exit case
 //
-// At the default size these are [4096 16384] and [64 64 64 64]. The data
-// is false but for a sparse scattering of true, so outputs mix both. It
-// panics unless CheckSize(n) is nil.
+// At the default size these are [4096 16384], [256 256 256] and
+// [64 64 64 64]. Every pattern but the -sparse ones runs on the worst
+// case, where each byte must be read: all false for Or, all true for And.
+// The -sparse data holds one element in 4096 of the other value, so that
+// a kernel stopping at a row's first true (Or) or false (And) reads about
+// a quarter of each row. It panics unless CheckSize(n) is nil.
 func Reduce(n int) []*Case {
 	mustSize(n)
 	// rows * 4rows = 4n when n is a power of four; otherwise cols = 8rows.
 	rows := 1 << (bits.TrailingZeros(uint(n)) / 2)
 	flat := tensor.Shape{rows, 4 * n / rows}
-	red := func(pattern string, shape tensor.Shape, axes []int, keep bool, out tensor.Shape) *Case {
-		return opSpec{
-			op: "reduce-or", pattern: pattern, dt: tensor.Bool, shape: shape,
-			in:  []operand{{shape: shape, dt: tensor.Bool, sparse: true}},
-			out: operand{shape: out, dt: tensor.Bool},
-			dev: func(t []*device.Tensor) (*device.Tensor, error) {
-				return ops.ReduceLogicalOr(t[0], axes, ops.KeepDims(keep))
-			},
-			ref: func(h []*tensor.Host) (*tensor.Host, error) { return cpuref.ReduceLogicalOr(h[0], axes, keep) },
-		}.build()
+	cube, q := split(n, 3), split(n, 4)
+	var cs []*Case
+	for _, op := range []struct {
+		name string
+		and  bool
+		dev  func(*device.Tensor, []int, ...ops.ReduceOption) (*device.Tensor, error)
+		ref  func(*tensor.Host, []int, bool) (*tensor.Host, error)
+	}{
+		{"reduce-or", false, ops.ReduceLogicalOr, cpuref.ReduceLogicalOr},
+		{"reduce-and", true, ops.ReduceLogicalAnd, cpuref.ReduceLogicalAnd},
+	} {
+		red := func(pattern string, shape tensor.Shape, axes []int, keep bool, fill boolFill) *Case {
+			out := reducedShape(shape, axes, keep)
+			return opSpec{
+				op: op.name, pattern: pattern, dt: tensor.Bool, shape: shape,
+				in:  []operand{{shape: shape, dt: tensor.Bool, fill: fill}},
+				out: operand{shape: out, dt: tensor.Bool},
+				dev: func(t []*device.Tensor) (*device.Tensor, error) {
+					return op.dev(t[0], axes, ops.KeepDims(keep))
+				},
+				ref: func(h []*tensor.Host) (*tensor.Host, error) { return op.ref(h[0], axes, keep) },
+			}.build()
+		}
+		// The identity of the fold everywhere: nothing stops early.
+		worst, sparse := fillFalse, fillSparseTrue
+		if op.and {
+			worst, sparse = fillTrue, fillSparseFalse
+		}
+		cs = append(cs,
+			red("axis1", flat, []int{1}, false, worst),
+			red("axis0", flat, []int{0}, false, worst),
+			red("all", flat, []int{0, 1}, false, worst),
+			red("axis1-3d", cube, []int{1}, false, worst),
+			red("axes02-3d", cube, []int{0, 2}, false, worst),
+			red("axes13-keep", q, []int{1, 3}, true, worst),
+			red("axis1-sparse", flat, []int{1}, false, sparse),
+		)
 	}
-	q := split(n, 4)
-	return []*Case{
-		red("axis1", flat, []int{1}, false, tensor.Shape{flat[0]}),
-		red("axis0", flat, []int{0}, false, tensor.Shape{flat[1]}),
-		red("all", flat, []int{0, 1}, false, tensor.Shape{}),
-		red("axes13-keep", q, []int{1, 3}, true, tensor.Shape{q[0], 1, q[2], 1}),
+	return cs
+}
+
+// reducedShape is the output shape of reducing shape over axes, which
+// are in range and distinct.
+func reducedShape(shape tensor.Shape, axes []int, keep bool) tensor.Shape {
+	out := tensor.Shape{}
+	for d, n := range shape {
+		switch {
+		case !slices.Contains(axes, d):
+			out = append(out, n)
+		case keep:
+			out = append(out, 1)
+		}
 	}
+	return out
 }
 
 func mustSize(n int) {
@@ -205,9 +249,23 @@ func split(n, rank int) tensor.Shape {
 type operand struct {
 	shape tensor.Shape
 	dt    tensor.DType
-	// sparse bool data is mostly false, as a reduction's worst case is:
-	// no early exit, and outputs that depend on few elements.
-	sparse bool
+	fill  boolFill // for bool data
+}
+
+// boolFill is the data of a bool operand.
+type boolFill int
+
+const (
+	fillRandom      boolFill = iota // each element true or false at random
+	fillFalse                       // every element false
+	fillTrue                        // every element true
+	fillSparseTrue                  // false but for one element in 4096, at random
+	fillSparseFalse                 // true but for one element in 4096, at random
+)
+
+// String describes the data in the Data of a case and its results.
+func (f boolFill) String() string {
+	return [...]string{"", "all-false", "all-true", "sparse-true (early exit)", "sparse-false (early exit)"}[f]
 }
 
 func (o operand) bytes() uint64 { return uint64(o.shape.NumElements() * o.dt.Size()) }
@@ -228,6 +286,9 @@ func (s opSpec) build() *Case {
 	c := &Case{Op: s.op, Pattern: s.pattern, DType: s.dt, Shape: s.shape, Bytes: s.out.bytes()}
 	for _, o := range s.in {
 		c.Bytes += o.bytes()
+		if o.fill != fillRandom {
+			c.Data = o.fill.String()
+		}
 	}
 	seed := fnv.New64a()
 	seed.Write([]byte(c.Name()))
@@ -290,10 +351,16 @@ func randomHost(rng *rand.Rand, o operand) *tensor.Host {
 		panic("bench: " + err.Error()) // shapes here are always valid
 	}
 	switch {
-	case o.dt == tensor.Bool && o.sparse:
+	case o.dt == tensor.Bool && o.fill != fillRandom:
+		common, rare := byte(0), byte(1)
+		if o.fill == fillTrue || o.fill == fillSparseFalse {
+			common, rare = 1, 0
+		}
+		sparse := o.fill == fillSparseTrue || o.fill == fillSparseFalse
 		for i := range h.Data {
-			if rng.IntN(4096) == 0 {
-				h.Data[i] = 1
+			h.Data[i] = common
+			if sparse && rng.IntN(4096) == 0 {
+				h.Data[i] = rare
 			}
 		}
 	case o.dt == tensor.Bool:

@@ -2,8 +2,12 @@
 """Run the cases of `vkops bench` on numpy and PyTorch (CPU, 2 threads).
 
 The cases, shapes and byte counts are those of bench/ops.go: select and
-where on --elems elements of each dtype, reduce-or on [r, 4r] (4 x --elems
-bools) and on a 4-D tensor of --elems bools. Each case is timed after a
+where on --elems elements of each dtype, reduce-or (any) and reduce-and
+(all) on [r, 4r] (4 x --elems bools) and on 3-D and 4-D tensors of --elems
+bools. Reductions run on the same data as vkops bench: every byte counts
+(all false for any, all true for all) but for the -sparse patterns, which
+hold one element in 4096 of the other value (early exit); every array is
+written before it is timed, since np.zeros maps one shared zero page. Each case is timed after a
 warm-up as the median of several runs; GB/s counts bytes read plus bytes
 written, as vkops bench does. numpy has no out= for where(), so it
 allocates its output; torch uses out= where it has one. numpy has no
@@ -17,7 +21,7 @@ faster); with several runs, each figure is their median and its range.
 --peers FILE... gives earlier outputs of this script's --json to use
 rather than running the peers again.
 
-    /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R]
+    /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R] [--ops OPS]
     /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
 """
 import argparse
@@ -65,9 +69,10 @@ def general_4d(n):
     return (1 << exp[2], 1 << exp[3], 1 << exp[1], 1 << exp[0])
 
 
-def split4(n):
+def split(n, rank):
+    """n = 2^e elements spread over rank dimensions, as bench/ops.go's split."""
     e = log2(n)
-    return tuple((1 << (e // 4)) * (2 if i < e % 4 else 1) for i in range(4))
+    return tuple((1 << (e // rank)) * (2 if i < e % rank else 1) for i in range(rank))
 
 
 def select_cases(n):
@@ -86,14 +91,39 @@ def select_cases(n):
 
 
 def reduce_cases(n):
+    """(pattern, shape, axes, keepdims, sparse), as bench/ops.go's Reduce."""
     rows = 1 << (log2(n) // 2)
     flat = (rows, 4 * n // rows)
+    cube = split(n, 3)
     return [
-        ("axis1", flat, (1,), False),
-        ("axis0", flat, (0,), False),
-        ("all", flat, (0, 1), False),
-        ("axes13-keep", split4(n), (1, 3), True),
+        ("axis1", flat, (1,), False, False),
+        ("axis0", flat, (0,), False, False),
+        ("all", flat, (0, 1), False, False),
+        ("axis1-3d", cube, (1,), False, False),
+        ("axes02-3d", cube, (0, 2), False, False),
+        ("axes13-keep", split(n, 4), (1, 3), True, False),
+        ("axis1-sparse", flat, (1,), False, True),
     ]
+
+
+def reduce_data(shape, identity, sparse, rng):
+    """The identity of the fold everywhere, or with sparse one element in
+    4096 of the other value; written, so that every page is real memory."""
+    data = np.empty(shape, dtype=np.bool_)
+    data.fill(identity)
+    if sparse:
+        data[rng.random(shape, dtype=np.float32) < 1 / 4096] = not identity
+    return data
+
+
+def torch_reduce(fn, td, axes, keep):
+    """torch.any or torch.all over axes, one axis at a time where several."""
+    if len(axes) == td.dim():
+        return fn(td)
+    out = td
+    for a in sorted(axes, reverse=True):
+        out = fn(out, dim=a, keepdim=keep)
+    return out
 
 
 def rand(shape, dtype, rng):
@@ -122,6 +152,8 @@ def run(args):
         dt = DTYPES[dname]
         size = 2 if dt is None else np.dtype(dt).itemsize
         for op, pattern, cs, ts, es in select_cases(args.elems):
+            if op not in args.ops:
+                continue
             cond = rng.random(cs, dtype=np.float32) < 0.5
             # bf16 data is made as f32 and converted by torch.
             host = np.float32 if dt is None else dt
@@ -145,22 +177,21 @@ def run(args):
                 out = torch.empty(out_shape, dtype=tdt)
                 t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
                 results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
-    for pattern, shape, axes, keep in reduce_cases(args.elems):
-        # np.zeros would map every page to the one zero page, which reads
-        # from cache: fill real memory, as vkops reads real memory.
-        data = np.empty(shape, dtype=np.bool_)
-        data.fill(False)
-        data.flat[-1] = True  # the worst case for early exits: the only true is last
-        out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
-        nbytes = data.nbytes + out_elems
-        t = timeit(lambda: np.any(data, axis=axes, keepdims=keep), args.runs)
-        results.append(result("numpy", "reduce-or", pattern, "bool", shape, t, nbytes))
-        if torch is not None:
-            td = torch.from_numpy(data)
-            t = timeit(lambda: torch.any(td, dim=axes[0], keepdim=keep) if len(axes) == 1
-                       else td.any() if len(axes) == len(shape)
-                       else td.any(dim=axes[1], keepdim=True).any(dim=axes[0], keepdim=keep), args.runs)
-            results.append(result("torch", "reduce-or", pattern, "bool", shape, t, nbytes))
+    for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
+        if op not in args.ops:
+            continue
+        for pattern, shape, axes, keep, sparse in reduce_cases(args.elems):
+            data = reduce_data(shape, identity, sparse, rng)
+            out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
+            nbytes = data.nbytes + out_elems
+            t = timeit(lambda: npfn(data, axis=axes, keepdims=keep), args.runs)
+            results.append(result("numpy", op, pattern, "bool", shape, t, nbytes))
+            if torch is not None:
+                td = torch.from_numpy(data)
+                fn = getattr(torch, tfn)
+                t = timeit(lambda: torch_reduce(fn, td, axes, keep), args.runs)
+                results.append(result("torch", op, pattern, "bool", shape, t, nbytes))
+            del data
     return results
 
 
@@ -195,7 +226,7 @@ def side_by_side(vkops_runs, peer_runs):
     vk, order = {}, []
     for run in vkops_runs:
         for r in run:
-            if r.get("op") in ("select", "where", "reduce-or"):
+            if r.get("op") in ("select", "where", "reduce-or", "reduce-and"):
                 if key(r) not in vk:
                     order.append(key(r))
                 vk.setdefault(key(r), []).append(r)
@@ -226,11 +257,13 @@ def main():
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
+    p.add_argument("--ops", default="select,where,reduce-or,reduce-and", help="comma-separated ops to run")
     p.add_argument("--vkops", metavar="FILE", nargs="+",
                    help="`vkops bench --json` outputs, one per run, to set beside the peers")
     p.add_argument("--peers", metavar="FILE", nargs="+",
                    help="with --vkops, earlier `peers.py --json` outputs, one per run, instead of running now")
     args = p.parse_args()
+    args.ops = args.ops.split(",")
     for d in args.dtypes.split(","):
         if d not in DTYPES:
             raise SystemExit(f"unknown dtype {d!r} (want one of {', '.join(DTYPES)})")

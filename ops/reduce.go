@@ -235,7 +235,7 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	if data.Bytes() == 0 {
 		return r.fill(out)
 	}
-	ps := reducePasses(reduceCollapse(shape, reduced))
+	ps := r.tune.regroup(reducePasses(reduceCollapse(shape, reduced)))
 	// Each pass but the last writes a temporary tensor that the next one
 	// reads; Free waits for the work recorded on a tensor.
 	release := func(t *device.Tensor) {

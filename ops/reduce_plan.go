@@ -18,7 +18,8 @@ import (
 //     across rows (reduce_outer.glsl). Taking the largest first makes the
 //     first pass, which reads everything, shrink the data the most; the
 //     passes after it read a fraction. A single reduced dimension, the
-//     usual case, is a single pass.
+//     usual case, is a single pass; an outer pass over rows that are not
+//     whole 16-byte vectors may become two (regroup).
 //  3. Pieces: each pass is cut into boxes of [B, R, C] whose input and
 //     output bytes each lie in one page, since a binding covers one page.
 //     Each piece is one dispatch, planned by innerPlan or outerPlan: its
@@ -29,14 +30,28 @@ import (
 // to reach the split paths with small tensors.
 var reduceTuning = reduceTune{
 	groupSize: 64,
-	// Enough invocations to keep every lavapipe thread and a small GPU busy.
-	target: 4096,
+	// Enough invocations to keep every lavapipe thread and a small GPU
+	// busy. lavapipe read long rows cut into chunks of 64 KiB, and columns
+	// in blocks walked by 1024 invocations, 10-20% faster than with 4096.
+	target: 1024,
 	// lavapipe pays about a microsecond per workgroup: below some KiB per
-	// invocation the workgroups cost more than the reading.
-	minWork: 4096,
+	// invocation the workgroups cost more than the reading. Short rows
+	// read 8-17% faster 16 KiB to an invocation than 4 KiB.
+	minWork: 16 << 10,
 	// Its streaming reductions ran best with 16 KiB and more per
 	// invocation, so rows are cut no shorter.
 	minChunk: 16 << 10,
+	// Eight 16-byte columns side by side per row: lavapipe read 20-25%
+	// faster with them than with four, and slower with sixteen, whose
+	// accumulators no longer fit in registers.
+	vecs: 8,
+	// Splitting a dispatch's units makes them share output words: a fill
+	// dispatch first, which costs lavapipe more than one thread reading
+	// this much.
+	minSplit: 256 << 10,
+	// Regrouping rows costs a second pass, a dispatch and a temporary:
+	// worth it from a MiB. ([8192,1537] over axis 0 ran 3.5x faster.)
+	minRegroup: 1 << 20,
 }
 
 // reduceTune is how a reduction spreads its work; see reduceTuning.
@@ -45,6 +60,11 @@ type reduceTune struct {
 	target    uint64 // invocations worth splitting rows or columns for
 	minWork   uint64 // fewest bytes an invocation should read
 	minChunk  uint64 // fewest bytes of a row an inner invocation reads
+	vecs      uint64 // 16-byte columns an outer invocation reads side by side
+	minSplit  uint64 // fewest bytes a dispatch reads for its units to be split
+	// minRegroup is the fewest bytes an outer pass over unaligned rows
+	// reads for regroup to rewrite it.
+	minRegroup uint64
 }
 
 // reducedAxes normalises axes for a tensor of the given rank and returns
@@ -175,6 +195,35 @@ func reducePasses(dims []reduceDim) []reducePass {
 	return ps
 }
 
+// regroup rewrites each outer pass whose rows are not whole 16-byte
+// vectors, [B, R, C] with C not a multiple of 16, as two: [B, R/g, g*C],
+// whose rows are, then [B, g, C], where g = 16 / gcd(C, 16) divides R.
+// Or and And do not care which rows are folded first, and the first pass,
+// which reads everything, then takes the outer kernel's vector path, many
+// times faster than its path for unaligned words; the second reads g
+// output rows. Passes reading less than minRegroup bytes, or whose R
+// holds fewer than four groups, stay as they are.
+func (t reduceTune) regroup(ps []reducePass) []reducePass {
+	var out []reducePass
+	for _, p := range ps {
+		g := 16 / reduceGCD(p.c, 16)
+		if p.inner() || g == 1 || p.r%g != 0 || p.r/g < 4 || p.b*p.r*p.c < t.minRegroup {
+			out = append(out, p)
+			continue
+		}
+		out = append(out, reducePass{p.b, p.r / g, g * p.c}, reducePass{p.b, g, p.c})
+	}
+	return out
+}
+
+// reduceGCD returns the greatest common divisor of a and b.
+func reduceGCD(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
 // reducePiece is the box of a pass's [B, R, C] view that one dispatch
 // covers: batches [b0, b0+nb), rows [r0, r1) and columns [c0, c1) of
 // each. A piece of several batches covers them whole.
@@ -244,10 +293,14 @@ func (ps reducePass) inner() bool { return ps.c == 1 && ps.r > 1 }
 // split decides how many invocations share one output unit: chunks of
 // each row (inner) or blocks of rows (outer), from the units a dispatch
 // covers and the length to split. It returns the count and the length of
-// each part, a multiple of align.
+// each part, a multiple of align. Units are split only when they are a
+// quarter of target or fewer: with more, which would be split two or
+// three ways, lavapipe gained less than the fill dispatch that shared
+// outputs need cost ([256,256,256] over axis 1 ran in 0.9x the time
+// unsplit).
 func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen uint64) {
 	parts = 1
-	if units < t.target && length > minPart {
+	if 4*units <= t.target && length > minPart {
 		parts = min(reduceCeil(t.target, units), reduceCeil(length, minPart))
 	}
 	partLen = reduceCeil(reduceCeil(length, parts), align) * align
@@ -256,10 +309,11 @@ func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen 
 
 // spread shares out the units of a dispatch, each unitWork bytes to read
 // along length: several units per invocation when one is less than
-// minWork, else one, or a part of one (see split).
+// minWork, else one, or a part of one (see split) when the dispatch
+// reads minSplit bytes or more.
 func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perInv, parts, partLen uint64) {
-	if unitWork < t.minWork {
-		return reduceCeil(t.minWork, unitWork), 1, reduceCeil(length, align) * align
+	if unitWork < t.minWork || units*unitWork < t.minSplit {
+		return max(reduceCeil(t.minWork, unitWork), 1), 1, reduceCeil(length, align) * align
 	}
 	parts, partLen = t.split(units, length, minPart, align)
 	return 1, parts, partLen
@@ -275,7 +329,9 @@ const (
 
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
 // as straight-line code (PATH 3): one pipeline per length up to it.
-const reduceMaxRowVecs = 16
+// On lavapipe rows of 256 bytes read 2x as fast so as by PATH 0's loop,
+// of 512 bytes 1.5x, of 1 KiB 1.2x; of 2 KiB 0.9x.
+const reduceMaxRowVecs = 64
 
 // reduceShort is the shader's SHORT: rows shorter than this, and not of
 // whole vectors, are read a word at a time.
@@ -333,13 +389,16 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	vec := ps.vecOK(p, inSkip, outSkip)
 	rows, cspan := p.r1-p.r0, p.c1-p.c0
 	var first, units, perInv, blocks, blockRows uint64
+	vecs := uint64(1)
 	if vec {
-		// The kernel reads four vectors of a row side by side: plan in
-		// groups of four.
+		// The kernel reads vecs vectors of a row side by side, no more
+		// than a batch's row holds (it would read the last again): plan
+		// in groups of vecs.
+		vecs = min(t.vecs, cspan/16)
 		first = outSkip / 16
 		units = reduceCeil(outSkip+p.nb*cspan, 16) - first
-		perInv, blocks, blockRows = t.spread(reduceCeil(units, 4), 64*rows, rows, reduceCeil(t.minWork, 64), 1)
-		perInv *= 4
+		perInv, blocks, blockRows = t.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(t.minWork, 16*vecs), 1)
+		perInv *= vecs
 	} else {
 		first = outSkip / 4
 		units = reduceCeil(outSkip+p.nb*cspan, 4) - first
@@ -360,7 +419,7 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 		push: words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
 			uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
 			reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole)),
-		spec:   []uint32{reduceFlag(vec)},
+		spec:   []uint32{reduceFlag(vec), uint32(vecs)},
 		n:      reduceCeil(units, perInv) * blocks,
 		shared: blocks > 1 || !whole,
 	}

@@ -87,7 +87,7 @@ func randomBools(rng *rand.Rand, shape tensor.Shape, every int) *tensor.Host {
 // into filled words everywhere, by subgroups where the variant can; the
 // results must not change, with any variant.
 func TestReduceForcedSplits(t *testing.T) {
-	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16})
+	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16, vecs: 3})
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	forEachReduceVariant(t, d, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 8))
@@ -96,6 +96,67 @@ func TestReduceForcedSplits(t *testing.T) {
 			{5000}, {3, 1700}, {1700, 3}, {64, 80}, {80, 64}, {7, 33, 48}, {48, 33, 7}, {3, 4, 5, 6}, {9, 16, 3, 32},
 		} {
 			for _, every := range []int{2, 100, 1 << 20} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
+// Rows of every whole number of vectors up to past reduceMaxRowVecs,
+// which the straight-line path reads one invocation a row, agree with
+// cpuref, with any variant: the data sparse, so that a single odd byte
+// decides a row, and dense.
+func TestReduceRowVecs(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 11))
+		cases := 0
+		// Each length builds its own pipeline, slowly: a few lengths.
+		ks := []int{1, 2, 15, 16, 17, 32, reduceMaxRowVecs - 1, reduceMaxRowVecs, reduceMaxRowVecs + 1}
+		if testing.Short() {
+			ks = []int{3, reduceMaxRowVecs, reduceMaxRowVecs + 1}
+		}
+		for _, k := range ks {
+			for _, every := range []int{3, 500} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, tensor.Shape{9, 16 * k}, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
+// Outer passes over rows that are not whole vectors are regrouped into
+// two passes, the first over aligned rows, and still agree with cpuref,
+// with any variant; with minRegroup 0 small tensors are regrouped too.
+func TestReduceRegroup(t *testing.T) {
+	tu := reduceTuning
+	tu.minRegroup = 0
+	for _, c := range []struct {
+		in   reducePass
+		want []reducePass
+	}{
+		{reducePass{1, 8192, 1537}, []reducePass{{1, 512, 16 * 1537}, {1, 16, 1537}}},
+		{reducePass{3, 96, 6}, []reducePass{{3, 12, 48}, {3, 8, 6}}},
+		{reducePass{1, 60, 6}, []reducePass{{1, 60, 6}}},   // 8 does not divide 60
+		{reducePass{1, 24, 6}, []reducePass{{1, 24, 6}}},   // fewer than four groups of 8
+		{reducePass{2, 64, 32}, []reducePass{{2, 64, 32}}}, // aligned already
+		{reducePass{64, 64, 1}, []reducePass{{64, 64, 1}}}, // inner
+	} {
+		if got := tu.regroup([]reducePass{c.in}); !slices.Equal(got, c.want) {
+			t.Errorf("regroup(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if got := reduceTuning.regroup([]reducePass{{1, 64, 3}}); !slices.Equal(got, []reducePass{{1, 64, 3}}) {
+		t.Errorf("regroup of 192 bytes with the default tuning: %v", got)
+	}
+	withTuning(t, tu)
+	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 12))
+		cases := 0
+		for _, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}} {
+			for _, every := range []int{2, 300} {
 				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
 			}
 		}
@@ -133,7 +194,7 @@ func forEachReduceVariant(t *testing.T, d *device.Device, f func(t *testing.T)) 
 // workgroups with small tensors: the 3-D grid must cover each exactly,
 // with any variant.
 func TestReduceManyWorkgroups(t *testing.T) {
-	withTuning(t, reduceTune{groupSize: 1, target: 4096, minWork: 1, minChunk: 16 << 10})
+	withTuning(t, reduceTune{groupSize: 1, target: 4096, minWork: 1, minChunk: 16 << 10, vecs: 8})
 	d := devtest.Open(t, device.Options{})
 	forEachReduceVariant(t, d, func(t *testing.T) { testReduceManyWorkgroups(t, d) })
 }
@@ -193,11 +254,16 @@ func TestReducePlanChoices(t *testing.T) {
 		want    string
 	}{
 		{tensor.Shape{4096, 16384}, []bool{false, true}, "inner [4096 16384 1] perInv 1 chunks 1 path 0"},
-		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 4 blocks 16"},
-		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 4096 path 0"},
+		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 8 blocks 8"},
+		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 1024 path 0"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"inner [262144 64 1] perInv 16 chunks 1 path 3; outer [64 64 64] vec true perInv 4 blocks 1"},
-		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 2 blocks 1"},
+			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 16 blocks 1"},
+		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 5 blocks 1"},
+		// A small last pass is not split, nor many units: that would cost
+		// a fill dispatch.
+		{tensor.Shape{256, 256, 256}, []bool{true, false, true},
+			"inner [65536 256 1] perInv 16 chunks 1 path 3; outer [1 256 256] vec true perInv 8 blocks 1"},
+		{tensor.Shape{256, 256, 256}, []bool{false, true, false}, "outer [256 256 256] vec true perInv 8 blocks 1"},
 	} {
 		var plan []string
 		for _, p := range reducePasses(reduceCollapse(c.shape, c.reduced)) {

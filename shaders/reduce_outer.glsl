@@ -23,9 +23,14 @@
 // (rgba32ui) instead of a storage buffer: on lavapipe imageLoad costs a
 // fraction of an SSBO load. Every byte a binding holds past the data is
 // undefined: reads only ever count the bytes of their own range.
+#extension GL_EXT_control_flow_attributes : require
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool AND = false;
 layout(constant_id = 2) const bool VEC = false;
+// VECS: with VEC, the 16-byte columns side by side that an invocation
+// reads in each row.
+layout(constant_id = 3) const uint VECS = 4u;
 
 #ifdef TEXEL
 layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcTexels;
@@ -41,7 +46,7 @@ layout(push_constant) uniform Push {
 	uint groupsX;     // workgroups in X of the grid
 	uint firstUnit;   // the binding unit of invocation 0
 	uint units;       // output units covered
-	uint perInv;      // units per invocation: with blocks > 1, 1 (4 with VEC)
+	uint perInv;      // units per invocation: with blocks > 1, 1 (VECS with VEC)
 	uint blocks;      // row blocks per unit
 	uint blockRows;   // rows per block
 	uint rows;        // rows in this dispatch
@@ -62,6 +67,9 @@ uvec4 zeroBytes4(uvec4 x) {
 	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
 }
 uint fold(uint x) { return AND ? zeroBytes(x) : x; }
+// highBits4 sets the high bit of each nonzero byte of x and clears it in
+// each zero byte; the low bits are undefined.
+uvec4 highBits4(uvec4 x) { return ((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x; }
 uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
 
 // nonzero maps each byte to 0x01 if it is nonzero and to 0 if not: bit 0
@@ -120,45 +128,45 @@ void emitVector(uint o, uvec4 acc, bool owned) {
 }
 
 // vectors folds block blk of rows under units u.. of one batch, up to
-// four and not past last, and returns how many it did. Four columns
-// side by side per row make each row's step read 64 bytes: walking down
-// columns is bound by the latency of each row, not its width.
+// VECS and not past last, and returns how many it did. VECS columns side
+// by side per row make each row's step read VECS * 16 contiguous bytes,
+// and neighbouring invocations the bytes after them: walking down
+// columns is bound by the latency of each row step, not its width.
 uint vectors(uint u, uint last, uint blk) {
 	uint r0 = blk * pc.blockRows;
 	uint r1 = min(r0 + pc.blockRows, pc.rows);
 	uint rel = 16u * u;
 	uint bb = rel / pc.cspan;
 	uint cc = rel - bb * pc.cspan;
-	uint n = min(min(4u, last - u), (pc.cspan - cc) / 16u);
+	uint n = min(min(VECS, last - u), (pc.cspan - cc) / 16u);
 	uint stride = pc.rowStride >> 4;
 	uint v = (pc.inSkip + bb * pc.batchStride + cc) / 16u + r0 * stride;
-	// Without a second, third or fourth unit the column repeats: a read
-	// of data that is there anyway, where a branch would cost more.
-	uint d1 = min(1u, n - 1u);
-	uint d2 = min(2u, n - 1u);
-	uint d3 = min(3u, n - 1u);
-	uvec4 a0 = uvec4(0u);
-	uvec4 a1 = uvec4(0u);
-	uvec4 a2 = uvec4(0u);
-	uvec4 a3 = uvec4(0u);
+	// For AND each column keeps the and of highBits4, whose bytes' high
+	// bits stay set while every byte seen was nonzero: a byte of the
+	// result is 0x80 where the column held a false, as zeroBytes would
+	// give, in fewer operations per vector.
+	uvec4 a[VECS];
+	[[unroll]] for (uint k = 0u; k < VECS; k++) {
+		a[k] = uvec4(AND ? 0xFFFFFFFFu : 0u);
+	}
+	// Past the n-th unit the last column repeats: a read of data that is
+	// there anyway, where a branch would cost more.
 	for (uint r = r0; r < r1; r++) {
-		a0 |= fold4(vec(v));
-		a1 |= fold4(vec(v + d1));
-		a2 |= fold4(vec(v + d2));
-		a3 |= fold4(vec(v + d3));
+		[[unroll]] for (uint k = 0u; k < VECS; k++) {
+			uvec4 x = vec(v + min(k, n - 1u));
+			a[k] = AND ? a[k] & highBits4(x) : a[k] | x;
+		}
 		v += stride;
+	}
+	[[unroll]] for (uint k = 0u; k < VECS; k++) {
+		a[k] = AND ? ~a[k] & 0x80808080u : a[k];
 	}
 	bool owned = pc.whole == 1u && pc.blocks == 1u;
 	uint o = pc.firstUnit + u;
-	emitVector(o, a0, owned);
-	if (n > 1u) {
-		emitVector(o + 1u, a1, owned);
-	}
-	if (n > 2u) {
-		emitVector(o + 2u, a2, owned);
-	}
-	if (n > 3u) {
-		emitVector(o + 3u, a3, owned);
+	[[unroll]] for (uint k = 0u; k < VECS; k++) {
+		if (k < n) {
+			emitVector(o + k, a[k], owned);
+		}
 	}
 	return n;
 }

@@ -145,8 +145,8 @@ func reduceDirtyUpload(t *testing.T, d *device.Device, h *tensor.Host, dirt byte
 	return x
 }
 
-// reduceBenchCases are the shapes of lavapipe.md's any() table and
-// bench/peers.py's reduce cases.
+// reduceBenchCases are the shapes of bench/ops.go's Reduce cases and
+// bench/peers.py's.
 var reduceBenchCases = []struct {
 	shape tensor.Shape
 	axes  []int
@@ -155,61 +155,76 @@ var reduceBenchCases = []struct {
 	{tensor.Shape{4096, 16384}, []int{1}, false},
 	{tensor.Shape{4096, 16384}, []int{0}, false},
 	{tensor.Shape{4096, 16384}, []int{0, 1}, false},
+	{tensor.Shape{256, 256, 256}, []int{1}, false},
+	{tensor.Shape{256, 256, 256}, []int{0, 2}, false},
 	{tensor.Shape{64, 64, 64, 64}, []int{1, 3}, true},
 }
 
-// BenchmarkReduce measures ReduceLogicalOr in GB/s of data read, by the
-// device's timestamps (GB/s over all runs, best-GB/s of the fastest) and
-// by the wall clock (MB/s, waiting for each result): with each variant
-// the device can run forced, with the variants measured fastest
-// ("chosen", which the log names), and beside numpy's any() on the same
-// bytes, read from a file into memory of its own (where /usr/bin/python3
-// has numpy). Data is "last", all false but the last element, the worst
-// case for early exits, and "sparse", one true in a thousand, where both
-// stop early. A family without the forced variant runs its portable one.
-// Another process on the machine slows a run down, never speeds it up:
-// compare the best of several runs (-count).
+// BenchmarkReduce measures ReduceLogicalOr and ReduceLogicalAnd in GB/s
+// of data read, by the device's timestamps (GB/s over all runs, best-GB/s
+// of the fastest) and by the wall clock (MB/s, waiting for each result):
+// with each variant the device can run forced, with the variants measured
+// fastest ("chosen", which the log names), and beside numpy's any() or
+// all() on the same bytes, read from a file into memory of its own (where
+// /usr/bin/python3 has numpy). Data is "worst", the identity of the fold
+// everywhere (all false for Or, all true for And), so that every byte
+// must be read, and "sparse", one element in a thousand of the other
+// value, where both stop early. A family without the forced variant runs
+// its portable one. Another process on the machine slows a run down,
+// never speeds it up: compare the best of several runs (-count).
 func BenchmarkReduce(b *testing.B) {
 	d := devtest.Open(b, device.Options{})
 	_, variants := reduceVariants(d)
 	variants = append(variants, "chosen")
 	dir := b.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
-	for _, c := range reduceBenchCases {
-		for _, data := range []string{"last", "sparse"} {
-			h := reduceData(rng, c.shape, 1000, false)
-			if data == "last" {
-				clear(h.Data)
-				h.Data[len(h.Data)-1] = 1
-			}
-			x, err := d.Upload(h)
-			if err != nil {
-				b.Fatal(err)
-			}
-			path := filepath.Join(dir, "data.npy")
-			if err := npy.WriteFile(path, h); err != nil {
-				b.Fatal(err)
-			}
-			name := strings.ReplaceAll(fmt.Sprintf("%v/axes=%v/keep=%v/data=%s", c.shape, c.axes, c.keep, data), " ", ",")
-			b.Run(name, func(b *testing.B) {
-				for _, v := range variants {
-					b.Run(v, func(b *testing.B) {
-						if v == "chosen" {
-							b.Setenv("VKOPS_VARIANT", "")
-						} else {
-							b.Setenv("VKOPS_VARIANT", v)
-						}
-						benchReduceDevice(b, d, x, c.axes, c.keep)
-						if v == "chosen" {
-							b.Logf("chosen: %v", reduceChoices(d))
-						}
-					})
+	for _, f := range reduceFns {
+		for _, c := range reduceBenchCases {
+			for _, data := range []string{"worst", "sparse"} {
+				and := f.name == "and"
+				h := reduceData(rng, c.shape, 1000, and)
+				if data == "worst" {
+					for i := range h.Data {
+						h.Data[i] = reduceFlag(and)
+					}
 				}
-				b.Run("numpy", func(b *testing.B) { benchReduceNumpy(b, path, c.axes, c.keep) })
-			})
-			x.Free()
+				x, err := d.Upload(h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				path := filepath.Join(dir, "data.npy")
+				if err := npy.WriteFile(path, h); err != nil {
+					b.Fatal(err)
+				}
+				name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v/keep=%v/data=%s", f.name, c.shape, c.axes, c.keep, data), " ", ",")
+				b.Run(name, func(b *testing.B) {
+					for _, v := range variants {
+						b.Run(v, func(b *testing.B) {
+							if v == "chosen" {
+								b.Setenv("VKOPS_VARIANT", "")
+							} else {
+								b.Setenv("VKOPS_VARIANT", v)
+							}
+							benchReduceDevice(b, d, f, x, c.axes, c.keep)
+							if v == "chosen" {
+								b.Logf("chosen: %v", reduceChoices(d))
+							}
+						})
+					}
+					b.Run("numpy", func(b *testing.B) { benchReduceNumpy(b, f, path, c.axes, c.keep) })
+				})
+				x.Free()
+			}
 		}
 	}
+}
+
+// reduceFlag is a bool as a bool tensor's byte.
+func reduceFlag(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // reduceChoices returns the variants chosen for the reduce families.
@@ -223,10 +238,10 @@ func reduceChoices(d *device.Device) []string {
 	return out
 }
 
-func benchReduceDevice(b *testing.B, d *device.Device, x *device.Tensor, axes []int, keep bool) {
+func benchReduceDevice(b *testing.B, d *device.Device, f reduceFn, x *device.Tensor, axes []int, keep bool) {
 	// A first run builds the pipelines and, for "chosen", measures the
 	// variants, which must not happen inside the timed runs.
-	y, err := ops.ReduceLogicalOr(x, axes, ops.KeepDims(keep))
+	y, err := f.dev(x, axes, ops.KeepDims(keep))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -237,7 +252,7 @@ func benchReduceDevice(b *testing.B, d *device.Device, x *device.Tensor, axes []
 		var y *device.Tensor
 		t, err := d.GPUTime(func() error {
 			var err error
-			y, err = ops.ReduceLogicalOr(x, axes, ops.KeepDims(keep))
+			y, err = f.dev(x, axes, ops.KeepDims(keep))
 			return err
 		})
 		if err != nil {
@@ -251,27 +266,29 @@ func benchReduceDevice(b *testing.B, d *device.Device, x *device.Tensor, axes []
 	b.ReportMetric(float64(x.Bytes())/best, "best-GB/s")
 }
 
-// reduceNumpy times numpy.any on the .npy file argv[1] over axes argv[2]
-// (comma-separated) with keepdims argv[3], argv[4] times after two
-// warm-up runs, and prints each run's seconds.
+// reduceNumpy times numpy.any (argv[5] "or") or numpy.all ("and") on
+// the .npy file argv[1] over axes argv[2] (comma-separated) with keepdims
+// argv[3], argv[4] times after two warm-up runs, and prints each run's
+// seconds.
 const reduceNumpy = `
 import sys, time
 import numpy as np
 x = np.load(sys.argv[1])
 axes = tuple(int(a) for a in sys.argv[2].split(","))
 keep = sys.argv[3] == "true"
+fn = np.all if sys.argv[5] == "and" else np.any
 for _ in range(2):
-    np.any(x, axis=axes, keepdims=keep)
+    fn(x, axis=axes, keepdims=keep)
 for _ in range(int(sys.argv[4])):
     t = time.perf_counter()
-    np.any(x, axis=axes, keepdims=keep)
+    fn(x, axis=axes, keepdims=keep)
     print(time.perf_counter() - t)
 `
 
 // benchReduceNumpy reports numpy's GB/s (median run) and best-GB/s
 // (fastest run) as metrics, and ns/op as numpy's median; its wall time
 // includes starting Python.
-func benchReduceNumpy(b *testing.B, path string, axes []int, keep bool) {
+func benchReduceNumpy(b *testing.B, f reduceFn, path string, axes []int, keep bool) {
 	h, err := npy.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
@@ -281,7 +298,7 @@ func benchReduceNumpy(b *testing.B, path string, axes []int, keep bool) {
 		ax = append(ax, strconv.Itoa(a))
 	}
 	runs := max(b.N, 7)
-	out, err := exec.Command("/usr/bin/python3", "-c", reduceNumpy, path, strings.Join(ax, ","), strconv.FormatBool(keep), strconv.Itoa(runs)).Output()
+	out, err := exec.Command("/usr/bin/python3", "-c", reduceNumpy, path, strings.Join(ax, ","), strconv.FormatBool(keep), strconv.Itoa(runs), f.name).Output()
 	if err != nil {
 		b.Skipf("SKIP: /usr/bin/python3 with numpy: %v", err)
 	}
@@ -298,4 +315,55 @@ func benchReduceNumpy(b *testing.B, path string, axes []int, keep bool) {
 	b.ReportMetric(secs[len(secs)/2]*1e9, "ns/op")
 	b.ReportMetric(bytes/secs[len(secs)/2]/1e9, "GB/s")
 	b.ReportMetric(bytes/secs[0]/1e9, "best-GB/s")
+}
+
+// BenchmarkReduceRandom measures the chosen variants on seeded random
+// patterns of 16M bools, the worst case for each (the fold's identity
+// everywhere): shapes of rank 1 to 4, some dimensions not powers of two,
+// and random axis sets, Or and And. The suite's named cases miss slow
+// patterns that these find; -benchtime 5x keeps it to a minute or two.
+func BenchmarkReduceRandom(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 30 {
+		rank := 1 + rng.IntN(4)
+		shape := make(tensor.Shape, rank)
+		left := 24
+		for i := range shape {
+			e := left
+			if i < rank-1 {
+				e = rng.IntN(left + 1)
+			}
+			shape[i] = 1 << e
+			left -= e
+		}
+		if rng.IntN(2) == 0 {
+			i := rng.IntN(rank)
+			shape[i] = shape[i]*3/4 + 1
+		}
+		var axes []int
+		for a := range rank {
+			if rng.IntN(2) == 0 {
+				axes = append(axes, a)
+			}
+		}
+		if len(axes) == 0 {
+			axes = []int{rng.IntN(rank)}
+		}
+		f := reduceFns[rng.IntN(2)]
+		h, err := tensor.New(tensor.Bool, shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range h.Data {
+			h.Data[i] = reduceFlag(f.name == "and")
+		}
+		x, err := d.Upload(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, shape, axes), " ", ",")
+		b.Run(name, func(b *testing.B) { benchReduceDevice(b, d, f, x, axes, false) })
+		x.Free()
+	}
 }

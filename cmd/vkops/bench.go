@@ -29,13 +29,13 @@ func runBench(e *env, args []string) error {
 	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
 		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false]",
 		"vkops bench --op select,where --dtype f32 --compare")
-	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, upload, download, copy (default: all)")
+	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, upload, download, copy (default: all)")
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
-		"reduce-or is bool, transfers u8")
+		"reduce-or and reduce-and are bool, transfers u8")
 	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0 (default: all)")
 	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
 	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
-		"reduce-or [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
+		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
 		bench.MinSize, bench.MaxSize, sweepMax))
 	runs := fs.Int("runs", 7, "timed runs per case")
 	warmup := fs.Int("warmup", 2, "untimed runs per case before the timed ones")
