@@ -140,14 +140,6 @@ void load16(uint x, uint o, out uvec4 r[8]) {
 	}
 }
 
-// lane returns element j (0 to 15) of 16 loaded as by load16.
-uvec2 lane(uvec4 r[8], uint j) {
-	if (W == 8u) return uvec2(r[j >> 1][2u * (j & 1u)], r[j >> 1][2u * (j & 1u) + 1u]);
-	if (W == 4u) return uvec2(r[j >> 2][j & 3u], 0u);
-	if (W == 2u) return uvec2((r[j >> 3][(j >> 1) & 3u] >> (16u * (j & 1u))) & 0xffffu, 0u);
-	return uvec2((r[0][j >> 2] >> (8u * (j & 3u))) & 0xffu, 0u);
-}
-
 // Float formats: the sign bit, the magnitude mask and the infinity's
 // magnitude, in the high word for f64.
 uint signBit() {
@@ -227,12 +219,88 @@ uint result(uvec2 a, uvec2 b) {
 	return uint(lt || eq);
 }
 
+// key4 is key for four elements of up to 32 bits, one in the low bits of
+// each lane: the ordered keys, and 1 where an element is a NaN.
+ivec4 key4(uvec4 v, out uvec4 nan) {
+	nan = uvec4(0u);
+	if (KEY == KEY_BOOL) return ivec4(notEqual(v, uvec4(0u)));
+	if (KEY == KEY_UINT) return W == 4u ? ivec4(v ^ 0x80000000u) : ivec4(v);
+	if (KEY == KEY_INT) return ivec4(v << (32u - 8u * W)) >> (32u - 8u * W);
+	uvec4 mag = v & (signBit() - 1u);
+	nan = uvec4(greaterThan(mag, uvec4(infBits())));
+	ivec4 k = ivec4(mag);
+	return mix(k, -k, notEqual(v & signBit(), uvec4(0u)));
+}
+
+// compare4 is the comparison op on four elements of a and b: 0 or 1 each.
+uvec4 compare4(uvec4 a, uvec4 b) {
+	uvec4 na, nb;
+	ivec4 ka = key4(a, na), kb = key4(b, nb);
+	uvec4 ok = uvec4(1u) - (na | nb);
+	if (OP == OP_EQ) return uvec4(equal(ka, kb)) & ok;
+	if (OP == OP_NE) return uvec4(1u) - (uvec4(equal(ka, kb)) & ok);
+	if (OP == OP_LT) return uvec4(lessThan(ka, kb)) & ok;
+	return uvec4(lessThanEqual(ka, kb)) & ok;
+}
+
+// classify4 is the classifier op on four elements of up to 32 bits.
+uvec4 classify4(uvec4 a) {
+	uvec4 mag = a & (signBit() - 1u);
+	uvec4 nan = uvec4(greaterThan(mag, uvec4(infBits())));
+	if (OP == OP_ISNAN) return nan;
+	uvec4 inf = uvec4(equal(mag, uvec4(infBits())));
+	if (OP == OP_ISFINITE) return uvec4(1u) - (nan | inf);
+	uvec4 neg = uvec4(notEqual(a & signBit(), uvec4(0u)));
+	return inf & (neg * (DETECT & 1u) + (uvec4(1u) - neg) * (DETECT >> 1));
+}
+
+// op4 is the op on four elements of up to 32 bits.
+uvec4 op4(uvec4 a, uvec4 b) { return OP >= OP_ISNAN ? classify4(a) : compare4(a, b); }
+
+// op2 is the op on the two 64-bit elements of a vector each (low word
+// first): 0 or 1 in x and y.
+uvec2 op2(uvec4 a, uvec4 b) {
+	return uvec2(result(a.xy, b.xy), result(a.zw, b.zw));
+}
+
+// opVec is the op on the elements of vector k of a chunk of W-byte
+// elements (a and b as load16 reads them), as the bytes of the output
+// words they make: all four words for W = 1, words 2k and 2k+1 for
+// W = 2, word k for W = 4, half of word k/2 for W = 8, in the low or
+// high half as k is even or odd.
+void opVec(uvec4 a, uvec4 b, uint k, inout uvec4 o) {
+	if (W == 1u) {
+		for (uint i = 0u; i < 4u; i++) {
+			o |= op4((a >> (8u * i)) & 0xffu, (b >> (8u * i)) & 0xffu) << (8u * i);
+		}
+	} else if (W == 2u) {
+		uvec4 lo = op4(a & 0xffffu, b & 0xffffu), hi = op4(a >> 16, b >> 16);
+		uvec4 r = lo | (hi << 8);
+		o[2u * k] = r.x | (r.y << 16);
+		o[2u * k + 1u] = r.z | (r.w << 16);
+	} else if (W == 4u) {
+		uvec4 r = op4(a, b) << uvec4(0u, 8u, 16u, 24u);
+		o[k] = r.x | r.y | r.z | r.w;
+	} else {
+		uvec2 r = op2(a, b);
+		o[k >> 1] |= (r.x | (r.y << 8)) << (16u * (k & 1u));
+	}
+}
+
 // flags turns 16 bools (bytes) into 0x01 per true byte, 0x00 per false.
 uvec4 flags(uvec4 c) {
 	uvec4 f = c | (c >> 4);
 	f |= f >> 2;
 	f |= f >> 1;
 	return f & 0x01010101u;
+}
+
+// splat fills a vector with copies of one W-byte element.
+uvec4 splat(uvec2 v) {
+	if (W == 1u) return uvec4(v.x * 0x01010101u);
+	if (W == 2u) return uvec4(v.x * 0x00010001u);
+	if (W == 4u) return uvec4(v.x);
+	return uvec4(v, v);
 }
 
 bool pushed(uint x) { return (PUSHED & (1u << x)) != 0u; }
@@ -332,10 +400,9 @@ void main() {
 				else o = fa ^ 0x01010101u;
 			} else {
 				o = uvec4(0u);
-				for (uint j = 0u; j < 16u; j++) {
-					uvec2 x = constant(0u) ? ca : lane(av, j);
-					uvec2 y = UNARY ? uvec2(0u) : constant(1u) ? cb : lane(bv, j);
-					o[j >> 2] |= result(x, y) << (8u * (j & 3u));
+				uvec4 sa = splat(ca), sb = splat(cb);
+				for (uint k = 0u; k < W; k++) {
+					opVec(constant(0u) ? sa : av[k], UNARY || constant(1u) ? sb : bv[k], k, o);
 				}
 			}
 			storeVec(e0 / 16u, ch, o);
