@@ -166,17 +166,18 @@ func TestMaskMatrix(t *testing.T) {
 	}
 	for _, small := range pages {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", maskMatrix(t, selOpen(t, small)))
+			t.Logf("%d cases", maskMatrix(t, selOpen(t, small), !testing.Short()))
 		})
 	}
 }
 
-func maskMatrix(t *testing.T, d *device.Device) int {
+// maskMatrix runs TestMaskMatrix's cases on d and returns how many: with
+// every rank, or taking one rank in turn per type and mode (pipelines
+// are built per rank, type and op, and building them is most of the
+// time).
+func maskMatrix(t *testing.T, d *device.Device, allRanks bool) int {
 	rng := rand.New(rand.NewPCG(13, 1))
-	patterns := 3
-	if testing.Short() {
-		patterns = 1
-	}
+	ranks := []int{0, 1, 2, 3, 4, 5, 6}
 	// Ops that take the same types take turns, case by case.
 	groups := map[string][]maskOp{}
 	var order []string
@@ -196,21 +197,23 @@ func maskMatrix(t *testing.T, d *device.Device) int {
 				modes = modes[:1]
 			}
 			for _, mode := range modes {
-				for rank := range 7 {
-					for range patterns {
-						op := group[cases%len(group)]
-						pattern := rng.IntN(10)
-						_, a, b := selShapes(rng, mode, rank, pattern, 1<<(4+rng.IntN(12)))
-						if op.unary {
-							a = a.Clone()
-							if r, _ := tensor.Broadcast(a, b); len(r) == rank {
-								a = r
-							}
-						}
-						pool := maskPool(rng)
-						maskCheck(t, d, op, mode, maskRandom(rng, dt, a, pool), maskRandom(rng, dt, b, pool))
-						cases++
+				turn := (cases + len(modes)) % len(ranks)
+				for i, rank := range ranks {
+					if !allRanks && i != turn {
+						continue
 					}
+					op := group[cases%len(group)]
+					pattern := rng.IntN(10)
+					_, a, b := selShapes(rng, mode, rank, pattern, 1<<(4+rng.IntN(12)))
+					if op.unary {
+						a = a.Clone()
+						if r, _ := tensor.Broadcast(a, b); len(r) == rank {
+							a = r
+						}
+					}
+					pool := maskPool(rng)
+					maskCheck(t, d, op, mode, maskRandom(rng, dt, a, pool), maskRandom(rng, dt, b, pool))
+					cases++
 				}
 			}
 		}
@@ -222,7 +225,11 @@ func maskMatrix(t *testing.T, d *device.Device) int {
 // from zero elements past a workgroup and past several 4 KiB pages, for
 // each element width.
 func TestMaskSizes(t *testing.T) {
-	for _, small := range []bool{false, true} {
+	pages := []bool{false, true}
+	if testing.Short() {
+		pages = pages[:1] // TestMaskVariants runs 4 KiB pages
+	}
+	for _, small := range pages {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
 			t.Logf("%d cases", maskSizes(t, selOpen(t, small)))
 		})
@@ -231,25 +238,30 @@ func TestMaskSizes(t *testing.T) {
 
 func maskSizes(t *testing.T, d *device.Device) int {
 	sizes := []int{0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16385, 65536*3 + 5, 1<<20 + 3}
-	rng := rand.New(rand.NewPCG(13, 2))
-	byName := map[string]maskOp{}
-	for _, op := range maskOps {
-		byName[op.name] = op
-	}
-	cases := 0
-	for _, c := range []struct {
+	kinds := []struct {
 		op string
 		dt tensor.DType
 	}{
 		{"greater", tensor.F32}, {"less-equal", tensor.I64}, {"equal", tensor.F16}, {"not-equal", tensor.U8},
 		{"logical-and", tensor.Bool}, {"logical-not", tensor.Bool}, {"is-nan", tensor.F32}, {"is-nan", tensor.F16},
 		{"is-finite", tensor.F64}, {"greater-equal", tensor.BF16},
-	} {
+	}
+	if testing.Short() {
+		sizes = []int{0, 33, 16385}
+		kinds = []struct {
+			op string
+			dt tensor.DType
+		}{kinds[0], kinds[1], kinds[4], kinds[7]}
+	}
+	rng := rand.New(rand.NewPCG(13, 2))
+	byName := map[string]maskOp{}
+	for _, op := range maskOps {
+		byName[op.name] = op
+	}
+	cases := 0
+	for _, c := range kinds {
 		op := byName[c.op]
 		for _, n := range sizes {
-			if testing.Short() && n > 1<<16 {
-				continue
-			}
 			pool := maskPool(rng)
 			r := func(s ...int) *tensor.Host { return maskRandom(rng, c.dt, s, pool) }
 			maskCheck(t, d, op, ops.BroadcastNumpy, r(n), r(n))
@@ -304,7 +316,7 @@ func TestMaskVariants(t *testing.T) {
 				d := selOpen(t, small)
 				m := 0
 				if !testing.Short() {
-					m = maskMatrix(t, d)
+					m = maskMatrix(t, d, false)
 				}
 				s := maskSizes(t, d)
 				t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
