@@ -335,7 +335,7 @@ func TestMaskScalars(t *testing.T) {
 		sh := &tensor.Host{DType: c.dt, Shape: tensor.Shape{}, Data: s.Bytes()}
 		x := maskRandom(rng, c.dt, tensor.Shape{5, 37}, []uint64{s.Bits})
 		ts, free := selUpload(t, d, x)
-		compares := maskOps[:6]
+		compares := []maskOp{maskOps[0], maskOps[2], maskOps[5]} // equal, less, greater-equal
 		if testing.Short() {
 			compares = []maskOp{maskOps[c.dt.Size()%6]}
 		}

@@ -231,13 +231,18 @@ func TestMaskSizes(t *testing.T) {
 	}
 	for _, small := range pages {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", maskSizes(t, selOpen(t, small)))
+			t.Logf("%d cases", maskSizes(t, selOpen(t, small), false))
 		})
 	}
 }
 
-func maskSizes(t *testing.T, d *device.Device) int {
+// maskSizes runs TestMaskSizes's cases on d and returns how many; few
+// leaves out sizes that differ from others only in where they end.
+func maskSizes(t *testing.T, d *device.Device, few bool) int {
 	sizes := []int{0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16385, 65536*3 + 5, 1<<20 + 3}
+	if few {
+		sizes = []int{0, 1, 17, 33, 65, 4097, 16385, 65536*3 + 5}
+	}
 	kinds := []struct {
 		op string
 		dt tensor.DType
@@ -318,9 +323,28 @@ func TestMaskVariants(t *testing.T) {
 				if !testing.Short() {
 					m = maskMatrix(t, d, false)
 				}
-				s := maskSizes(t, d)
+				s := maskSizes(t, d, true)
 				t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
 			}
 		})
 	}
+}
+
+// TestMaskLarge runs comparisons whose operands span the device's own
+// pages (128 MiB on lavapipe), so that the input's and the output's page
+// boundaries fall at different elements: f64 inputs of 136 MiB beside a
+// bool output of 17 MiB, same shape and with b broadcast along rows.
+func TestMaskLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("operands of 136 MiB")
+	}
+	d := selOpen(t, false)
+	rng := rand.New(rand.NewPCG(13, 5))
+	const n = 17<<20 + 3
+	pool := maskPool(rng)
+	a := maskRandom(rng, tensor.F64, tensor.Shape{n}, pool)
+	maskCheck(t, d, maskOps[4], ops.BroadcastNumpy, a, maskRandom(rng, tensor.F64, tensor.Shape{n}, pool))
+	rows := tensor.Shape{n / 1024, 1024}
+	maskCheck(t, d, maskOps[1], ops.BroadcastNumpy, &tensor.Host{DType: a.DType, Shape: rows, Data: a.Data[:rows.NumElements()*8]},
+		maskRandom(rng, tensor.F64, tensor.Shape{1, 1024}, pool))
 }
