@@ -62,7 +62,8 @@ func TestSuiteRunsAndAgrees(t *testing.T) {
 			t.Errorf("%s: cpuref %v ms, speedup %v", c.Name(), res.CPURefMS, res.Speedup)
 		}
 	}
-	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 7, "reduce-and": 7, "upload": 1, "download": 1, "copy": 1}
+	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 7, "reduce-and": 7,
+		"greater": 2, "is-nan": 2, "logical-and": 1, "upload": 1, "download": 1, "copy": 1}
 	for op, n := range want {
 		if ops[op] != n {
 			t.Errorf("%d %s cases, want %d", ops[op], op, n)
@@ -99,6 +100,10 @@ func TestDefaultShapes(t *testing.T) {
 		"select/cond-row/f16[16384 1024]":         6<<24 + 1<<10,
 		"select/same/i8[16777216]":                4 << 24,
 		"where/scalars/bool[16777216]":            2 << 24,
+		"greater/same/f32[16777216]":              9 << 24,
+		"greater/bcast-row/f32[16384 1024]":       5<<24 + 4<<10,
+		"is-nan/same/f16[16777216]":               3 << 24,
+		"logical-and/same/bool[16777216]":         3 << 24,
 	}
 	got := map[string]uint64{}
 	for _, c := range Suite(DefaultSize, DefaultDTypes) {

@@ -49,7 +49,50 @@ func Suite(n int, dts []tensor.DType) []*Case {
 		cs = append(cs, Select(n, dt)...)
 	}
 	cs = append(cs, Reduce(n)...)
+	cs = append(cs, Mask(n)...)
 	return append(cs, Transfer(4*n)...)
+}
+
+// Mask returns the mask op cases on n elements (the names bench/peers.py
+// uses):
+//
+//	greater/same       f32 a and b [n]
+//	greater/bcast-row  f32 a [n/1024 1024], b [1 1024]
+//	is-nan/same        f32 and f16 [n]
+//	logical-and/same   bool a and b [n]
+//
+// Bytes count each input once and the bool output. It panics unless
+// CheckSize(n) is nil.
+func Mask(n int) []*Case {
+	mustSize(n)
+	flat, rows := tensor.Shape{n}, tensor.Shape{n / 1024, 1024}
+	bin := func(op, pattern string, dt tensor.DType, as, bs tensor.Shape,
+		dev func(a, b any, opts ...ops.SelectOption) (*device.Tensor, error),
+		ref func(a, b *tensor.Host, mode string) (*tensor.Host, error)) *Case {
+		return opSpec{
+			op: op, pattern: pattern, dt: dt, shape: as,
+			in:  []operand{{shape: as, dt: dt}, {shape: bs, dt: dt}},
+			out: operand{shape: as, dt: tensor.Bool},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) { return dev(t[0], t[1]) },
+			ref: func(h []*tensor.Host) (*tensor.Host, error) { return ref(h[0], h[1], "numpy") },
+		}.build()
+	}
+	isNaN := func(dt tensor.DType) *Case {
+		return opSpec{
+			op: "is-nan", pattern: "same", dt: dt, shape: flat,
+			in:  []operand{{shape: flat, dt: dt}},
+			out: operand{shape: flat, dt: tensor.Bool},
+			dev: func(t []*device.Tensor) (*device.Tensor, error) { return ops.IsNaN(t[0]) },
+			ref: func(h []*tensor.Host) (*tensor.Host, error) { return cpuref.IsNaN(h[0]) },
+		}.build()
+	}
+	return []*Case{
+		bin("greater", "same", tensor.F32, flat, flat, ops.Greater, cpuref.Greater),
+		bin("greater", "bcast-row", tensor.F32, rows, tensor.Shape{1, 1024}, ops.Greater, cpuref.Greater),
+		isNaN(tensor.F32),
+		isNaN(tensor.F16),
+		bin("logical-and", "same", tensor.Bool, flat, flat, ops.LogicalAnd, cpuref.LogicalAnd),
+	}
 }
 
 // Select returns the select and where cases on n elements of dt, by

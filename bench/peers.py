@@ -2,13 +2,14 @@
 """Run the cases of `vkops bench` on numpy and PyTorch (CPU, 2 threads).
 
 The cases, shapes and byte counts are those of bench/ops.go: select and
-where on --elems elements of each dtype, reduce-or (any) and reduce-and
-(all) on [r, 4r] (4 x --elems bools) and on 3-D and 4-D tensors of --elems
-bools. Reductions run on the same data as vkops bench: every byte counts
-(all false for any, all true for all) but for the -sparse patterns, which
-hold one element in 4096 of the other value (early exit); every array is
-written before it is timed, since np.zeros maps one shared zero page. Each case is timed after a
-warm-up as the median of several runs; GB/s counts bytes read plus bytes
+where on --elems elements of each dtype, the mask ops (greater, is-nan,
+logical-and) on --elems elements, reduce-or (any) and reduce-and (all) on
+[r, 4r] (4 x --elems bools) and on 3-D and 4-D tensors of --elems bools.
+Reductions run on the same data as vkops bench: every byte counts (all
+false for any, all true for all) but for the -sparse patterns, which hold
+one element in 4096 of the other value (early exit); every array is
+written before it is timed, since np.zeros maps one shared zero page.
+Each case is timed after a warm-up as the median of several runs; GB/s counts bytes read plus bytes
 written, as vkops bench does. numpy has no out= for where(), so it
 allocates its output; torch uses out= where it has one. numpy has no
 bfloat16, so bf16 runs on torch alone. Prints a table, or one JSON object
@@ -126,6 +127,18 @@ def torch_reduce(fn, td, axes, keep):
     return out
 
 
+def mask_cases(n):
+    """(op, pattern, dtype, a shape, b shape or None) as bench/ops.go's Mask."""
+    rows = n // 1024
+    return [
+        ("greater", "same", "f32", (n,), (n,)),
+        ("greater", "bcast-row", "f32", (rows, 1024), (1, 1024)),
+        ("is-nan", "same", "f32", (n,), None),
+        ("is-nan", "same", "f16", (n,), None),
+        ("logical-and", "same", "bool", (n,), (n,)),
+    ]
+
+
 def rand(shape, dtype, rng):
     if dtype == np.bool_:
         return rng.random(shape, dtype=np.float32) < 0.5
@@ -177,6 +190,32 @@ def run(args):
                 out = torch.empty(out_shape, dtype=tdt)
                 t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
                 results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+    for op, pattern, dname, a_shape, b_shape in mask_cases(args.elems):
+        if op not in args.ops:
+            continue
+        dt = DTYPES[dname]
+        a = rand(a_shape, dt, rng)
+        if dname != "bool":
+            a.flat[::97] = np.nan  # some NaNs, as vkops's random bits have
+        b = rand(b_shape, dt, rng) if b_shape is not None else None
+        out = np.empty(np.broadcast_shapes(a_shape, b_shape or ()), dtype=np.bool_)
+        out.fill(False)
+        nbytes = a.nbytes + (b.nbytes if b is not None else 0) + out.nbytes
+        np_fn = {"greater": lambda: np.greater(a, b, out=out),
+                 "is-nan": lambda: np.isnan(a, out=out),
+                 "logical-and": lambda: np.logical_and(a, b, out=out)}[op]
+        t = timeit(np_fn, args.runs)
+        results.append(result("numpy", op, pattern, dname, out.shape, t, nbytes))
+        if torch is not None:
+            ta = torch.from_numpy(a)
+            tb = torch.from_numpy(b) if b is not None else None
+            tout = torch.from_numpy(out)
+            # torch.isnan has no out=; it allocates, as a caller's would.
+            t_fn = {"greater": lambda: torch.gt(ta, tb, out=tout),
+                    "is-nan": lambda: torch.isnan(ta),
+                    "logical-and": lambda: torch.logical_and(ta, tb, out=tout)}[op]
+            t = timeit(t_fn, args.runs)
+            results.append(result("torch", op, pattern, dname, out.shape, t, nbytes))
     for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
         if op not in args.ops:
             continue
@@ -226,7 +265,7 @@ def side_by_side(vkops_runs, peer_runs):
     vk, order = {}, []
     for run in vkops_runs:
         for r in run:
-            if r.get("op") in ("select", "where", "reduce-or", "reduce-and"):
+            if r.get("op") in ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and"):
                 if key(r) not in vk:
                     order.append(key(r))
                 vk.setdefault(key(r), []).append(r)
@@ -257,7 +296,7 @@ def main():
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
-    p.add_argument("--ops", default="select,where,reduce-or,reduce-and", help="comma-separated ops to run")
+    p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and", help="comma-separated ops to run")
     p.add_argument("--vkops", metavar="FILE", nargs="+",
                    help="`vkops bench --json` outputs, one per run, to set beside the peers")
     p.add_argument("--peers", metavar="FILE", nargs="+",

@@ -13,4 +13,8 @@
 // payloads, negative zeros and every other bit pattern come through
 // unchanged. Bool tensors hold one byte per element; any nonzero byte is
 // read as true, and the bools this package writes are 0 or 1.
+//
+// The mask ops (masks.md) read elements as the values they are: f16,
+// bf16 and f32 widen exactly to float64 and compare with Go's operators,
+// which follow IEEE 754; integers compare as int64 or uint64.
 package cpuref

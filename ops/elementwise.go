@@ -12,7 +12,7 @@ import (
 // in it, which operands are broadcast along which dimension, and the
 // piece's shape with the reciprocals that divide by it. Operands are the
 // inputs, then the output; a nil tensor (a scalar pushed as a constant)
-// is bound as operand 0 is, and never read.
+// is bound as the first tensor operand is, and never read.
 type span struct {
 	args  []device.Arg
 	base  []uint32 // first element of each operand in its binding
@@ -53,9 +53,10 @@ func (l layout) spans(ts []*device.Tensor, sizes []int, pageSize int, f func(s *
 			s.args[x], s.base[x] = arg, uint32(skip/uint64(sizes[x]))
 		}
 		s.args[out].Write = true
+		bound := slices.IndexFunc(ts, func(t *device.Tensor) bool { return t != nil })
 		for x, t := range ts {
 			if t == nil {
-				s.args[x] = s.args[0]
+				s.args[x] = s.args[bound]
 			}
 		}
 		for i := range s.rank {

@@ -29,7 +29,7 @@ func runBench(e *env, args []string) error {
 	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
 		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false]",
 		"vkops bench --op select,where --dtype f32 --compare")
-	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, upload, download, copy (default: all)")
+	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy (default: all)")
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
 		"reduce-or and reduce-and are bool, transfers u8")
 	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0 (default: all)")

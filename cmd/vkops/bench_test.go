@@ -29,9 +29,10 @@ func TestBenchJSONCompare(t *testing.T) {
 	out := benchRun(t, "--size", "4096", "--runs", "1", "--warmup", "1", "--compare", "--json",
 		"--dtype", "f32,bool", "--overhead=false")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	// select and where: 6 patterns of 2 types; reduce-or and reduce-and: 7 each.
-	if len(lines) != 26 {
-		t.Fatalf("%d lines, want 26:\n%s", len(lines), out)
+	// select and where: 6 patterns of 2 types; reduce-or and reduce-and:
+	// 7 each; the mask ops of f32 and bool: 4.
+	if len(lines) != 30 {
+		t.Fatalf("%d lines, want 30:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
 		var v map[string]any

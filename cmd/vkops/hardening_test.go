@@ -371,6 +371,10 @@ func TestHardening(t *testing.T) {
 			cmd("vkops: where: npy: ", "where", c, "0", p, "-o", "OUT"),
 			cmd("vkops: reduce-or: npy: ", "reduce-or", p, "--axes", "0", "-o", "OUT"),
 			cmd("vkops: reduce-and: npy: ", "reduce-and", p, "--axes", "", "-o", "OUT"),
+			cmd("vkops: greater: npy: ", "greater", p, b, "-o", "OUT"),
+			cmd("vkops: equal: npy: ", "equal", a, p, "-o", "OUT"),
+			cmd("vkops: logical-or: npy: ", "logical-or", c, p, "-o", "OUT"),
+			cmd("vkops: is-nan: npy: ", "is-nan", p, "-o", "OUT"),
 		}
 		if testing.Short() {
 			return []hardCase{all[1], all[4], all[6]}

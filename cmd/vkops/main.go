@@ -4,6 +4,10 @@
 //	vkops [--device D] info [--json]
 //	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]
 //	vkops [--device D] where COND INPUT OTHER -o OUT [--dtype T]
+//	vkops [--device D] equal|not-equal|less|less-equal|greater|greater-equal A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
+//	vkops [--device D] logical-and|logical-or|logical-xor A B -o OUT [--broadcast numpy|none|pdpd]
+//	vkops [--device D] logical-not|is-nan|is-finite A -o OUT [--dtype bf16]
+//	vkops [--device D] is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]
 //	vkops [--device D] reduce-or DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] reduce-and DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] bench [flags]
@@ -76,7 +80,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: vkops [--device INDEX|NAME] COMMAND [ARGS]")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, name := range sortedCommands() {
-		fmt.Fprintf(w, "  %-11s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-13s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nexample:\n  vkops --device 0 select cond.npy then.npy else.npy -o out.npy")
 	fmt.Fprintln(w, "\nRun 'vkops COMMAND --help' for a command's flags. $VKOPS_DEVICE chooses a device too.")

@@ -99,23 +99,9 @@ func runWhere(e *env, args []string) error {
 	// INPUT and OTHER: a number literal, else a file, then rounded for bf16.
 	var operands [2]any
 	for i, arg := range pos[1:] {
-		if v, ok := parseNumber(arg); ok {
-			operands[i] = v
-			continue
+		if operands[i], err = readOperand(name, arg, dt); err != nil {
+			return err
 		}
-		h, err := npy.ReadFile(arg)
-		if err != nil {
-			return badInput("%s: %v", name, err)
-		}
-		switch {
-		case dt == tensor.BF16 && h.DType != tensor.F32:
-			return badInput("%s: --dtype bf16 takes float32 files, %s is %v", name, arg, h.DType)
-		case dt == tensor.BF16:
-			h = toBF16(h)
-		case dt != tensor.Invalid && h.DType != dt:
-			return badInput("%s: --dtype %v, but %s is %v", name, dt, arg, h.DType)
-		}
-		operands[i] = h
 	}
 	// Numbers beside a tensor take its type; two numbers take --dtype.
 	_, aTensor := operands[0].(*tensor.Host)
@@ -153,6 +139,29 @@ func runWhere(e *env, args []string) error {
 	}
 	defer y.Free()
 	return download(name, y, *outPath, dt == tensor.BF16)
+}
+
+// readOperand reads a number-literal or .npy operand: a number as
+// parseNumber returns it, a file as a host tensor, rounded to bfloat16
+// when dt is BF16 (which takes float32 files only), else required to be
+// of type dt when dt is set.
+func readOperand(name, arg string, dt tensor.DType) (any, error) {
+	if v, ok := parseNumber(arg); ok {
+		return v, nil
+	}
+	h, err := npy.ReadFile(arg)
+	if err != nil {
+		return nil, badInput("%s: %v", name, err)
+	}
+	switch {
+	case dt == tensor.BF16 && h.DType != tensor.F32:
+		return nil, badInput("%s: --dtype bf16 takes float32 files, %s is %v", name, arg, h.DType)
+	case dt == tensor.BF16:
+		h = toBF16(h)
+	case dt != tensor.Invalid && h.DType != dt:
+		return nil, badInput("%s: --dtype %v, but %s is %v", name, dt, arg, h.DType)
+	}
+	return h, nil
 }
 
 // parseNumberArgs is parseFlags for a command whose arguments may be

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// maskCommand is one mask op of ../shared/specs/masks.md as a
+// subcommand: binary ones take A and B (files or number literals) and
+// --broadcast, unary ones a file A. The output is a bool .npy.
+type maskCommand struct {
+	summary string
+	binary  func(a, b any, opts ...ops.SelectOption) (*device.Tensor, error)
+	unary   func(a *device.Tensor) (*device.Tensor, error)
+}
+
+var maskCommands = map[string]maskCommand{
+	"equal":         {summary: "A == B element by element (OpenVINO Equal-1)", binary: ops.Equal},
+	"not-equal":     {summary: "A != B element by element (NotEqual-1)", binary: ops.NotEqual},
+	"less":          {summary: "A < B element by element (Less-1)", binary: ops.Less},
+	"less-equal":    {summary: "A <= B element by element (LessEqual-1)", binary: ops.LessEqual},
+	"greater":       {summary: "A > B element by element (Greater-1)", binary: ops.Greater},
+	"greater-equal": {summary: "A >= B element by element (GreaterEqual-1)", binary: ops.GreaterEqual},
+	"logical-and":   {summary: "A and B of bool .npy files (LogicalAnd-1)", binary: ops.LogicalAnd},
+	"logical-or":    {summary: "A or B of bool .npy files (LogicalOr-1)", binary: ops.LogicalOr},
+	"logical-xor":   {summary: "A xor B of bool .npy files (LogicalXor-1)", binary: ops.LogicalXor},
+	"logical-not":   {summary: "not A of a bool .npy file (LogicalNot-1)", unary: ops.LogicalNot},
+	"is-nan":        {summary: "which elements of a float .npy are NaN (IsNaN-10)", unary: ops.IsNaN},
+	"is-finite":     {summary: "which elements of a float .npy are finite (IsFinite-10)", unary: ops.IsFinite},
+	"is-inf":        {summary: "which elements of a float .npy are infinite (IsInf-10)"},
+}
+
+func init() {
+	for name, m := range maskCommands {
+		commands[name] = command{func(e *env, args []string) error { return runMask(e, name, m, args) }, m.summary}
+	}
+}
+
+// runMask is `vkops NAME A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]`
+// for a binary op, `vkops NAME A -o OUT [--dtype bf16]` for a unary one,
+// and is-inf's [--detect-negative=false] [--detect-positive=false].
+func runMask(e *env, name string, m maskCommand, args []string) error {
+	usage, example := name+" A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]", "vkops "+name+" x.npy 0 -o mask.npy"
+	if m.binary == nil {
+		usage, example = name+" A -o OUT [--dtype bf16]", "vkops "+name+" x.npy -o mask.npy"
+	}
+	if name == "is-inf" {
+		usage = "is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]"
+	}
+	fs := newFlags(e, name, usage, example)
+	mode := new(string)
+	if m.binary != nil {
+		mode = fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
+	}
+	dtArg := fs.String("dtype", "", "bf16: read float32 files as bfloat16 (rounded to nearest even)")
+	outPath := fs.String("o", "", "the output .npy file (bool)")
+	var detectNeg, detectPos *bool
+	if name == "is-inf" {
+		detectNeg = fs.Bool("detect-negative", true, "map -inf to true")
+		detectPos = fs.Bool("detect-positive", true, "map +inf to true")
+	}
+	pos, err := parseNumberArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	want := 2
+	if m.binary == nil {
+		want = 1
+	}
+	switch {
+	case len(pos) != want && want == 2:
+		return badInput("%s: want A B (.npy files or numbers), got %d arguments", name, len(pos))
+	case len(pos) != want:
+		return badInput("%s: want one .npy file A, got %d arguments", name, len(pos))
+	case *outPath == "":
+		return badInput("%s: -o OUT is required", name)
+	}
+	var b ops.Broadcast
+	switch *mode {
+	case "numpy", "":
+		b = ops.BroadcastNumpy
+	case "none":
+		b = ops.BroadcastNone
+	case "pdpd":
+		b = ops.BroadcastPDPD
+	default:
+		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	}
+	dt := tensor.Invalid
+	switch *dtArg {
+	case "":
+	case "bf16":
+		dt = tensor.BF16
+	default:
+		return badInput("%s: --dtype %q: only bf16 is taken (other types come from the files)", name, *dtArg)
+	}
+	operands := make([]any, len(pos))
+	for i, arg := range pos {
+		if operands[i], err = readOperand(name, arg, dt); err != nil {
+			return err
+		}
+		if _, isFile := operands[i].(*tensor.Host); !isFile && m.binary == nil {
+			return badInput("%s: A must be a .npy file, got the number %s", name, arg)
+		}
+	}
+	if len(operands) == 2 {
+		_, aFile := operands[0].(*tensor.Host)
+		_, bFile := operands[1].(*tensor.Host)
+		if !aFile && !bFile {
+			return badInput("%s: A and B are both numbers; one must be a .npy file", name)
+		}
+	}
+
+	d, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for i, o := range operands {
+		if h, ok := o.(*tensor.Host); ok {
+			t, err := d.Upload(h)
+			if err != nil {
+				return err
+			}
+			defer t.Free()
+			operands[i] = t
+		}
+	}
+	var y *device.Tensor
+	switch {
+	case m.binary != nil:
+		y, err = m.binary(operands[0], operands[1], ops.WithBroadcast(b))
+	case name == "is-inf":
+		y, err = ops.IsInf(operands[0].(*device.Tensor), *detectNeg, *detectPos)
+	default:
+		y, err = m.unary(operands[0].(*device.Tensor))
+	}
+	if err != nil {
+		return opError(err)
+	}
+	defer y.Free()
+	return download(name, y, *outPath, false)
+}

@@ -1,0 +1,451 @@
+// The mask ops over one piece of a broadcast (ops/mask.go plans the
+// pieces with Select's planner): comparisons, logical ops and float
+// classifiers, each writing one bool byte, 0 or 1, per output element.
+// This is the body of the mask kernels; shaders/mask*.comp include it
+// with the defines that make each variant, as select.glsl's are made
+// (TEXEL_LOADS, STORE64), and it is not compiled alone. Which op, and how
+// its element type is read, are specialization constants, so one
+// pipeline per op and type is built from one module.
+//
+// Everything is integer arithmetic on the elements' bits: a driver may
+// flush subnormals or treat NaNs loosely in float instructions, and i64
+// and u64 must compare exactly. Floats are compared through an ordered
+// integer key (sign and magnitude turned two's complement, so that -0
+// and +0 meet at 0), NaNs found by their exponent and mantissa bits.
+// 64-bit elements are pairs of 32-bit words: no shaderInt64 is needed.
+//
+// As in select.glsl, each invocation owns one block of E output elements,
+// aligned in the output binding, so no two invocations share a word;
+// blocks inside one innermost run are done with vector loads (or one
+// load for an operand broadcast there), others element by element.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint W = 4;      // input element bytes: 1, 2, 4 or 8
+layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
+layout(constant_id = 3) const uint PUSHED = 0; // bit x: operand x (a, b) is pc.scalar[x]
+layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
+layout(constant_id = 5) const bool ALIGNED = false; // every vector load of a block is 16-byte aligned
+layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x is broadcast in dim 0
+layout(constant_id = 7) const bool WHOLE = false; // every block is whole and in one innermost run
+layout(constant_id = 8) const uint OP = 0;     // see the OP_ constants
+layout(constant_id = 9) const uint KEY = 0;    // how elements are read: see the KEY_ constants
+layout(constant_id = 10) const uint DETECT = 3; // is-inf: bit 0 -inf, bit 1 +inf
+
+// Ops. Greater and GreaterEqual are Less and LessEqual with a and b
+// swapped by the host.
+const uint OP_EQ = 0u, OP_NE = 1u, OP_LT = 2u, OP_LE = 3u;
+const uint OP_AND = 4u, OP_OR = 5u, OP_XOR = 6u, OP_NOT = 7u;
+const uint OP_ISNAN = 8u, OP_ISINF = 9u, OP_ISFINITE = 10u;
+
+// Element types, as far as reading them goes.
+const uint KEY_UINT = 0u, KEY_INT = 1u, KEY_BOOL = 2u;
+const uint KEY_F16 = 3u, KEY_BF16 = 4u, KEY_F32 = 5u, KEY_F64 = 6u;
+
+const bool UNARY = OP >= OP_NOT;
+const bool LOGICAL = OP >= OP_AND && OP <= OP_NOT;
+const uint E = 16u * CHUNKS; // elements per block
+
+#ifdef TEXEL_LOADS
+layout(binding = 0, rgba32ui) readonly uniform uimageBuffer aT;
+layout(binding = 1, rgba32ui) readonly uniform uimageBuffer bT;
+
+uvec4 vecAt(uint x, uint i) {
+	if (x == 0u) return imageLoad(aT, int(i));
+	return imageLoad(bT, int(i));
+}
+
+uint wordAt(uint x, uint i) { return vecAt(x, i >> 2)[i & 3u]; }
+#else
+layout(std430, binding = 0) readonly buffer AV { uvec4 aV[]; };
+layout(std430, binding = 0) readonly buffer AW { uint aW[]; };
+layout(std430, binding = 1) readonly buffer BV { uvec4 bV[]; };
+layout(std430, binding = 1) readonly buffer BW { uint bW[]; };
+
+uvec4 vecAt(uint x, uint i) {
+	if (x == 0u) return aV[i];
+	return bV[i];
+}
+
+uint wordAt(uint x, uint i) {
+	if (x == 0u) return aW[i];
+	return bW[i];
+}
+#endif
+
+layout(std430, binding = 2) buffer OutV { uvec4 outV[]; };
+layout(std430, binding = 2) buffer OutW { uint outW[]; };
+#ifdef STORE64
+layout(std430, binding = 2) writeonly buffer Out64 { u64vec4 out64[]; };
+#endif
+
+layout(push_constant) uniform Push {
+	uint dims[8];    // the piece's shape, innermost first
+	uint magic[8];   // dims[d] as a reciprocal: see div
+	uint shifts[2];  // and its shift, byte d%4 of word d/4
+	uint masks;      // bit 8*x+d: operand x (a, b) is broadcast in dim d
+	uint base[3];    // first element of a, b and out in their bindings
+	uint groupsX;    // workgroups in X of the grid
+	uint pad;        // scalar's 8-byte alignment
+	uvec2 scalar[2]; // a and b bits when pushed
+} pc;
+
+// div returns r / dims[d] for r < 2^31 (see select.glsl).
+uint div(uint r, uint d) {
+	uint hi, lo;
+	umulExtended(r, pc.magic[d], hi, lo);
+	uint l = (pc.shifts[d >> 2] >> (8u * (d & 3u))) & 31u;
+	return ((hi << 1) | (lo >> 31)) >> l;
+}
+
+// elemAt returns element o of operand x in the low bits.
+uvec2 elemAt(uint x, uint o) {
+	if (W == 8u) return uvec2(wordAt(x, 2u * o), wordAt(x, 2u * o + 1u));
+	uint v = wordAt(x, o * W / 4u);
+	if (W == 4u) return uvec2(v, 0u);
+	return uvec2((v >> (8u * (o * W % 4u))) & ((1u << (8u * W)) - 1u), 0u);
+}
+
+// load16 reads elements o to o+15 of operand x as W vectors (see
+// select.glsl: only vectors inside the binding are read).
+void load16(uint x, uint o, out uvec4 r[8]) {
+	uint b = o * W;
+	uint q = b >> 4;
+	uint s = b & 15u;
+	if (ALIGNED || s == 0u) {
+		for (uint k = 0u; k < W; k++) {
+			r[k] = vecAt(x, q + k);
+		}
+		return;
+	}
+	uint sw = s >> 2;
+	uint sb = 8u * (s & 3u);
+	uvec4 u0 = vecAt(x, q);
+	for (uint k = 0u; k < W; k++) {
+		uvec4 u1 = vecAt(x, q + k + 1u);
+		uvec4 a, c; // words sw..sw+3 and sw+1..sw+4 of u0:u1
+		if (sw == 0u) {
+			a = u0;
+			c = uvec4(u0.yzw, u1.x);
+		} else if (sw == 1u) {
+			a = uvec4(u0.yzw, u1.x);
+			c = uvec4(u0.zw, u1.xy);
+		} else if (sw == 2u) {
+			a = uvec4(u0.zw, u1.xy);
+			c = uvec4(u0.w, u1.xyz);
+		} else {
+			a = uvec4(u0.w, u1.xyz);
+			c = u1;
+		}
+		r[k] = sb == 0u ? a : (a >> sb) | (c << (32u - sb));
+		u0 = u1;
+	}
+}
+
+// Float formats: the sign bit, the magnitude mask and the infinity's
+// magnitude, in the high word for f64.
+uint signBit() {
+	return KEY == KEY_F16 || KEY == KEY_BF16 ? 0x8000u : 0x80000000u;
+}
+uint infBits() {
+	if (KEY == KEY_F16) return 0x7c00u;
+	if (KEY == KEY_BF16) return 0x7f80u;
+	if (KEY == KEY_F32) return 0x7f800000u;
+	return 0x7ff00000u;
+}
+
+// key returns an element as a 64-bit two's-complement integer (hi, lo)
+// that orders as the element does, and whether it is a NaN.
+void key(uvec2 v, out int hi, out uint lo, out bool nan) {
+	lo = 0u;
+	nan = false;
+	if (KEY == KEY_BOOL) {
+		hi = v.x != 0u ? 1 : 0;
+	} else if (KEY == KEY_UINT) {
+		if (W == 8u) {
+			hi = int(v.y ^ 0x80000000u);
+			lo = v.x;
+		} else {
+			hi = W == 4u ? int(v.x ^ 0x80000000u) : int(v.x);
+		}
+	} else if (KEY == KEY_INT) {
+		if (W == 8u) {
+			hi = int(v.y);
+			lo = v.x;
+		} else {
+			hi = int(v.x << (32u - 8u * W)) >> (32u - 8u * W);
+		}
+	} else if (KEY == KEY_F64) {
+		uint mh = v.y & 0x7fffffffu;
+		nan = mh > 0x7ff00000u || (mh == 0x7ff00000u && v.x != 0u);
+		bool neg = (v.y & 0x80000000u) != 0u;
+		hi = neg ? -int(mh) - (v.x != 0u ? 1 : 0) : int(mh);
+		lo = neg ? 0u - v.x : v.x;
+	} else {
+		uint mag = v.x & (signBit() - 1u);
+		nan = mag > infBits();
+		hi = (v.x & signBit()) != 0u ? -int(mag) : int(mag);
+	}
+}
+
+// result computes the op on one element of a (and b).
+uint result(uvec2 a, uvec2 b) {
+	if (LOGICAL) {
+		bool x = a.x != 0u, y = b.x != 0u;
+		if (OP == OP_AND) return uint(x && y);
+		if (OP == OP_OR) return uint(x || y);
+		if (OP == OP_XOR) return uint(x != y);
+		return uint(!x);
+	}
+	if (OP >= OP_ISNAN) {
+		uint hi = W == 8u ? a.y : a.x;
+		uint mag = hi & (signBit() - 1u);
+		bool lowZero = W != 8u || a.x == 0u;
+		bool inf = mag == infBits() && lowZero;
+		bool nan = mag > infBits() || (mag == infBits() && !lowZero);
+		if (OP == OP_ISNAN) return uint(nan);
+		if (OP == OP_ISFINITE) return uint(!nan && !inf);
+		uint want = (hi & signBit()) != 0u ? 1u : 2u;
+		return uint(inf && (DETECT & want) != 0u);
+	}
+	int ha, hb;
+	uint la, lb;
+	bool na, nb;
+	key(a, ha, la, na);
+	key(b, hb, lb, nb);
+	bool eq = ha == hb && la == lb && !na && !nb;
+	bool lt = (ha < hb || (ha == hb && la < lb)) && !na && !nb;
+	if (OP == OP_EQ) return uint(eq);
+	if (OP == OP_NE) return uint(!eq);
+	if (OP == OP_LT) return uint(lt);
+	return uint(lt || eq);
+}
+
+// key4 is key for four elements of up to 32 bits, one in the low bits of
+// each lane: the ordered keys, and 1 where an element is a NaN.
+ivec4 key4(uvec4 v, out uvec4 nan) {
+	nan = uvec4(0u);
+	if (KEY == KEY_BOOL) return ivec4(notEqual(v, uvec4(0u)));
+	if (KEY == KEY_UINT) return W == 4u ? ivec4(v ^ 0x80000000u) : ivec4(v);
+	if (KEY == KEY_INT) return ivec4(v << (32u - 8u * W)) >> (32u - 8u * W);
+	uvec4 mag = v & (signBit() - 1u);
+	nan = uvec4(greaterThan(mag, uvec4(infBits())));
+	ivec4 k = ivec4(mag);
+	return mix(k, -k, notEqual(v & signBit(), uvec4(0u)));
+}
+
+// compare4 is the comparison op on four elements of a and b: 0 or 1 each.
+uvec4 compare4(uvec4 a, uvec4 b) {
+	uvec4 na, nb;
+	ivec4 ka = key4(a, na), kb = key4(b, nb);
+	uvec4 ok = uvec4(1u) - (na | nb);
+	if (OP == OP_EQ) return uvec4(equal(ka, kb)) & ok;
+	if (OP == OP_NE) return uvec4(1u) - (uvec4(equal(ka, kb)) & ok);
+	if (OP == OP_LT) return uvec4(lessThan(ka, kb)) & ok;
+	return uvec4(lessThanEqual(ka, kb)) & ok;
+}
+
+// classify4 is the classifier op on four elements of up to 32 bits.
+uvec4 classify4(uvec4 a) {
+	uvec4 mag = a & (signBit() - 1u);
+	uvec4 nan = uvec4(greaterThan(mag, uvec4(infBits())));
+	if (OP == OP_ISNAN) return nan;
+	uvec4 inf = uvec4(equal(mag, uvec4(infBits())));
+	if (OP == OP_ISFINITE) return uvec4(1u) - (nan | inf);
+	uvec4 neg = uvec4(notEqual(a & signBit(), uvec4(0u)));
+	return inf & (neg * (DETECT & 1u) + (uvec4(1u) - neg) * (DETECT >> 1));
+}
+
+// op4 is the op on four elements of up to 32 bits.
+uvec4 op4(uvec4 a, uvec4 b) { return OP >= OP_ISNAN ? classify4(a) : compare4(a, b); }
+
+// op2 is the op on the two 64-bit elements of a vector each (low word
+// first): 0 or 1 in x and y.
+uvec2 op2(uvec4 a, uvec4 b) {
+	return uvec2(result(a.xy, b.xy), result(a.zw, b.zw));
+}
+
+// opVec is the op on the elements of vector k of a chunk of W-byte
+// elements (a and b as load16 reads them), as the bytes of the output
+// words they make: all four words for W = 1, words 2k and 2k+1 for
+// W = 2, word k for W = 4, half of word k/2 for W = 8, in the low or
+// high half as k is even or odd.
+void opVec(uvec4 a, uvec4 b, uint k, inout uvec4 o) {
+	if (W == 1u) {
+		for (uint i = 0u; i < 4u; i++) {
+			o |= op4((a >> (8u * i)) & 0xffu, (b >> (8u * i)) & 0xffu) << (8u * i);
+		}
+	} else if (W == 2u) {
+		uvec4 lo = op4(a & 0xffffu, b & 0xffffu), hi = op4(a >> 16, b >> 16);
+		uvec4 r = lo | (hi << 8);
+		o[2u * k] = r.x | (r.y << 16);
+		o[2u * k + 1u] = r.z | (r.w << 16);
+	} else if (W == 4u) {
+		uvec4 r = op4(a, b) << uvec4(0u, 8u, 16u, 24u);
+		o[k] = r.x | r.y | r.z | r.w;
+	} else {
+		uvec2 r = op2(a, b);
+		o[k >> 1] |= (r.x | (r.y << 8)) << (16u * (k & 1u));
+	}
+}
+
+// flags turns 16 bools (bytes) into 0x01 per true byte, 0x00 per false.
+uvec4 flags(uvec4 c) {
+	uvec4 f = c | (c >> 4);
+	f |= f >> 2;
+	f |= f >> 1;
+	return f & 0x01010101u;
+}
+
+// splat fills a vector with copies of one W-byte element.
+uvec4 splat(uvec2 v) {
+	if (W == 1u) return uvec4(v.x * 0x01010101u);
+	if (W == 2u) return uvec4(v.x * 0x00010001u);
+	if (W == 4u) return uvec4(v.x);
+	return uvec4(v, v);
+}
+
+bool pushed(uint x) { return (PUSHED & (1u << x)) != 0u; }
+
+// broadcast reports whether operand x is broadcast in dim d; dim 0 is a
+// specialization constant, as in select.glsl.
+bool broadcast(uint x, uint d) {
+	if (d == 0u) return ((INNER >> x) & 1u) != 0u;
+	return ((pc.masks >> (8u * x + d)) & 1u) != 0u;
+}
+
+// constant reports whether operand x is one value across a block.
+bool constant(uint x) { return pushed(x) || broadcast(x, 0u); }
+
+uvec2 value(uint x, uint o) {
+	if (pushed(x)) return pc.scalar[x];
+	return elemAt(x, o);
+}
+
+#ifdef STORE64
+const bool PAIRS = CHUNKS % 2u == 0u;
+uvec4 pending; // the first vector of a pair
+#endif
+
+// storeVec writes vector j of the block whose first vector is vector b
+// of out (see select.glsl).
+void storeVec(uint b, uint j, uvec4 v) {
+#ifdef STORE64
+	if (PAIRS) {
+		if ((j & 1u) == 0u) {
+			pending = v;
+		} else {
+			out64[(b + j) >> 1] = u64vec4(pack64(pending.xy), pack64(pending.zw), pack64(v.xy), pack64(v.zw));
+		}
+		return;
+	}
+#endif
+	outV[b + j] = v;
+}
+
+// store writes the bytes of word i of out that mask selects.
+void store(uint i, uint v, uint mask) {
+	outW[i] = mask == 0xffffffffu ? v : (outW[i] & ~mask) | v;
+}
+
+void main() {
+	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+	uint n = 1u;
+	for (uint d = 0u; d < RANK; d++) {
+		n *= pc.dims[d];
+	}
+	uint first = pc.base[2];
+	uint end = first + n;
+	uint e0 = (first / E + g * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * E;
+	if (e0 >= end) {
+		return;
+	}
+	uint lo = max(e0, first);
+	uint hi = min(e0 + E, end);
+
+	uint coord[8];
+	uint off[2] = uint[2](pc.base[0], pc.base[1]);
+	uint p[2] = uint[2](1u, 1u);
+	uint r = lo - first;
+	for (uint d = 0u; d < RANK; d++) {
+		uint c = r;
+		if (d + 1u < RANK) {
+			uint q = div(r, d);
+			c = r - q * pc.dims[d];
+			r = q;
+		}
+		coord[d] = c;
+		for (uint x = 0u; x < 2u; x++) {
+			if (!broadcast(x, d)) {
+				off[x] += c * p[x];
+				p[x] *= pc.dims[d];
+			}
+		}
+	}
+
+	if (WHOLE || (lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0])) {
+		// The whole block lies in one innermost run.
+		uvec2 ca = constant(0u) ? value(0u, off[0]) : uvec2(0u);
+		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);
+		for (uint ch = 0u; ch < CHUNKS; ch++) {
+			uvec4 av[8], bv[8];
+			if (!constant(0u)) load16(0u, off[0] + 16u * ch, av);
+			if (!UNARY && !constant(1u)) load16(1u, off[1] + 16u * ch, bv);
+			uvec4 o;
+			if (LOGICAL) {
+				// Sixteen bools at once, as bytes.
+				uvec4 fa = constant(0u) ? uvec4(ca.x != 0u ? 0x01010101u : 0u) : flags(av[0]);
+				uvec4 fb = UNARY ? uvec4(0u) : constant(1u) ? uvec4(cb.x != 0u ? 0x01010101u : 0u) : flags(bv[0]);
+				if (OP == OP_AND) o = fa & fb;
+				else if (OP == OP_OR) o = fa | fb;
+				else if (OP == OP_XOR) o = fa ^ fb;
+				else o = fa ^ 0x01010101u;
+			} else {
+				o = uvec4(0u);
+				uvec4 sa = splat(ca), sb = splat(cb);
+				for (uint k = 0u; k < W; k++) {
+					opVec(constant(0u) ? sa : av[k], UNARY || constant(1u) ? sb : bv[k], k, o);
+				}
+			}
+			storeVec(e0 / 16u, ch, o);
+		}
+		return;
+	}
+
+	// Element by element, stepping each operand by its strides; bools
+	// gather into a word, stored when the next word begins. A word the
+	// piece covers in part keeps its other bytes, which belong to a
+	// neighbouring piece.
+	uint st[2][8];
+	for (uint x = 0u; x < 2u; x++) {
+		uint s = 1u;
+		for (uint d = 0u; d < RANK; d++) {
+			st[x][d] = broadcast(x, d) ? 0u : s;
+			s *= broadcast(x, d) ? 1u : pc.dims[d];
+		}
+	}
+	uint acc = 0u, accMask = 0u, accWord = lo / 4u;
+	for (uint e = lo; e < hi; e++) {
+		uint v = result(value(0u, off[0]), UNARY ? uvec2(0u) : value(1u, off[1]));
+		if (e / 4u != accWord) {
+			store(accWord, acc, accMask);
+			acc = accMask = 0u;
+			accWord = e / 4u;
+		}
+		uint sh = 8u * (e % 4u);
+		acc |= v << sh;
+		accMask |= 0xffu << sh;
+		// Step the multi-index; no break, so that the loop unrolls.
+		bool carry = true;
+		for (uint d = 0u; d < RANK; d++) {
+			if (carry) {
+				coord[d]++;
+				for (uint x = 0u; x < 2u; x++) off[x] += st[x][d];
+				carry = coord[d] == pc.dims[d] && d + 1u < RANK;
+				if (carry) {
+					coord[d] = 0u;
+					for (uint x = 0u; x < 2u; x++) off[x] -= pc.dims[d] * st[x][d];
+				}
+			}
+		}
+	}
+	store(accWord, acc, accMask);
+}

@@ -1,0 +1,350 @@
+package tests
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/ops"
+	"github.com/vkops/vkops/tensor"
+)
+
+// The rules under test are ../shared/specs/masks.md; cpuref is their
+// oracle, as for Select: every device result must equal its bytes, every
+// rejection its message, and inputs must come back unchanged.
+
+// maskOp is one mask op as the tests drive it, on the device and in
+// cpuref; unary ops ignore b and the mode.
+type maskOp struct {
+	name  string
+	unary bool
+	types []tensor.DType
+	dev   func(a, b any, mode ops.Broadcast) (*device.Tensor, error)
+	ref   func(a, b *tensor.Host, mode string) (*tensor.Host, error)
+}
+
+var maskFloats = []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.F64}
+
+func maskBinary(name string, types []tensor.DType, dev func(a, b any, opts ...ops.SelectOption) (*device.Tensor, error),
+	ref func(a, b *tensor.Host, mode string) (*tensor.Host, error)) maskOp {
+	return maskOp{name: name, types: types, ref: ref,
+		dev: func(a, b any, mode ops.Broadcast) (*device.Tensor, error) { return dev(a, b, ops.WithBroadcast(mode)) }}
+}
+
+func maskUnary(name string, types []tensor.DType, dev func(a *device.Tensor) (*device.Tensor, error),
+	ref func(a *tensor.Host) (*tensor.Host, error)) maskOp {
+	return maskOp{name: name, unary: true, types: types,
+		dev: func(a, _ any, _ ops.Broadcast) (*device.Tensor, error) {
+			t, _ := a.(*device.Tensor)
+			return dev(t)
+		},
+		ref: func(a, _ *tensor.Host, _ string) (*tensor.Host, error) { return ref(a) }}
+}
+
+// maskOps is every op, IsInf under each pair of its attributes.
+var maskOps = func() []maskOp {
+	all, b := tensor.DTypes, []tensor.DType{tensor.Bool}
+	list := []maskOp{
+		maskBinary("equal", all, ops.Equal, cpuref.Equal),
+		maskBinary("not-equal", all, ops.NotEqual, cpuref.NotEqual),
+		maskBinary("less", all, ops.Less, cpuref.Less),
+		maskBinary("less-equal", all, ops.LessEqual, cpuref.LessEqual),
+		maskBinary("greater", all, ops.Greater, cpuref.Greater),
+		maskBinary("greater-equal", all, ops.GreaterEqual, cpuref.GreaterEqual),
+		maskBinary("logical-and", b, ops.LogicalAnd, cpuref.LogicalAnd),
+		maskBinary("logical-or", b, ops.LogicalOr, cpuref.LogicalOr),
+		maskBinary("logical-xor", b, ops.LogicalXor, cpuref.LogicalXor),
+		maskUnary("logical-not", b, ops.LogicalNot, cpuref.LogicalNot),
+		maskUnary("is-nan", maskFloats, ops.IsNaN, cpuref.IsNaN),
+		maskUnary("is-finite", maskFloats, ops.IsFinite, cpuref.IsFinite),
+	}
+	for _, neg := range []bool{true, false} {
+		for _, pos := range []bool{true, false} {
+			list = append(list, maskUnary(fmt.Sprintf("is-inf(neg=%v,pos=%v)", neg, pos), maskFloats,
+				func(a *device.Tensor) (*device.Tensor, error) { return ops.IsInf(a, neg, pos) },
+				func(a *tensor.Host) (*tensor.Host, error) { return cpuref.IsInf(a, neg, pos) }))
+		}
+	}
+	return list
+}()
+
+// maskSpecials are bit patterns worth comparing, by element type: zeros
+// of both signs, extremes, subnormals, infinities and NaNs of several
+// kinds; for 64-bit integers values that a float would merge.
+var maskSpecials = map[tensor.DType][]uint64{
+	tensor.Bool: {0, 1, 2, 0x80, 0xff},
+	tensor.I8:   {0, 1, 0xff, 0x7f, 0x80, 0x81, 0x7e},
+	tensor.U8:   {0, 1, 0xff, 0x7f, 0x80},
+	tensor.I16:  {0, 1, 0xffff, 0x7fff, 0x8000, 0x8001},
+	tensor.U16:  {0, 1, 0xffff, 0x7fff, 0x8000},
+	tensor.I32:  {0, 1, 0xffffffff, 0x7fffffff, 0x80000000, 0x80000001, 1 << 24, 1<<24 + 1},
+	tensor.U32:  {0, 1, 0xffffffff, 0x7fffffff, 0x80000000, 1 << 24, 1<<24 + 1},
+	tensor.I64: {0, 1, math.MaxUint64, math.MaxInt64, 1 << 63, 1<<63 + 1, 1 << 53, 1<<53 + 1,
+		1 << 32, 0xffffffff, 0xffffffff00000000, 0xfffffffeffffffff},
+	tensor.U64: {0, 1, math.MaxUint64, math.MaxUint64 - 1, math.MaxInt64, 1 << 63, 1 << 53, 1<<53 + 1,
+		1 << 32, 0xffffffff, 0x1ffffffff},
+	tensor.F16: {0, 0x8000, 0x3c00, 0xbc00, 0x0001, 0x8001, 0x03ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00,
+		0x7e00, 0x7c01, 0xfe00, 0xfc01, 0x7fff},
+	tensor.BF16: {0, 0x8000, 0x3f80, 0xbf80, 0x0001, 0x8001, 0x007f, 0x7f7f, 0xff7f, 0x7f80, 0xff80,
+		0x7fc0, 0x7f81, 0xffc0, 0xff81, 0x7fff},
+	tensor.F32: {0, 0x80000000, 0x3f800000, 0xbf800000, 1, 0x80000001, 0x007fffff, 0x7f7fffff, 0xff7fffff,
+		0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc00000, 0xff800001, 0x7fffffff, 0x3f800001},
+	tensor.F64: {0, 1 << 63, 0x3ff0000000000000, 0xbff0000000000000, 1, 1<<63 | 1, 0x7fefffffffffffff,
+		0xffefffffffffffff, 0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000, 0x7ff0000000000001,
+		0xfff8000000000000, 0x7ff0000100000000, 0x3ff0000000000001, 0x3ff0000100000000, 0xbff0000000000001},
+}
+
+// maskRandom returns a tensor whose elements are drawn, a third each,
+// from pool (values shared by the case's operands, so that they meet
+// equal values), from the type's specials and from random bits. Bools
+// are any byte, 0 a third of the time.
+func maskRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape, pool []uint64) *tensor.Host {
+	h := selRandom(rng, dt, shape)
+	size := dt.Size()
+	for i := range h.Len() {
+		var v uint64
+		switch rng.IntN(3) {
+		case 0:
+			v = pool[rng.IntN(len(pool))]
+		case 1:
+			sp := maskSpecials[dt]
+			v = sp[rng.IntN(len(sp))]
+		default:
+			continue
+		}
+		for k := range size {
+			h.Data[i*size+k] = byte(v >> (8 * k))
+		}
+	}
+	return h
+}
+
+func maskPool(rng *rand.Rand) []uint64 {
+	p := make([]uint64, 4)
+	for i := range p {
+		p[i] = rng.Uint64()
+	}
+	return p
+}
+
+// maskCheck runs op on the device and in cpuref and compares them.
+func maskCheck(t testing.TB, d *device.Device, op maskOp, mode ops.Broadcast, a, b *tensor.Host) {
+	t.Helper()
+	if op.unary {
+		b = nil
+	}
+	want, werr := op.ref(a, b, mode.String())
+	ts, free := selUpload(t, d, a, b)
+	defer free()
+	var bArg any
+	if b != nil {
+		bArg = ts[1]
+	}
+	got, err := op.dev(ts[0], bArg, mode)
+	name := fmt.Sprintf("%s %v a %v%v", op.name, mode, a.DType, a.Shape)
+	if b != nil {
+		name += fmt.Sprintf(" b %v%v", b.DType, b.Shape)
+	}
+	hosts := []*tensor.Host{a, b}
+	if b == nil {
+		ts, hosts = ts[:1], hosts[:1]
+	}
+	selCompare(t, name, got, err, want, werr, ts, hosts)
+}
+
+// TestMaskMatrix runs every op on every type it takes under every
+// broadcast mode, over ranks 0 to 6 and several broadcast patterns, with
+// usual and with 4 KiB pages, against cpuref.
+func TestMaskMatrix(t *testing.T) {
+	pages := []bool{false, true}
+	if testing.Short() {
+		pages = pages[:1] // each page size builds its own pipelines
+	}
+	for _, small := range pages {
+		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
+			t.Logf("%d cases", maskMatrix(t, selOpen(t, small), !testing.Short()))
+		})
+	}
+}
+
+// maskMatrix runs TestMaskMatrix's cases on d and returns how many: with
+// every rank, or taking one rank in turn per type and mode (pipelines
+// are built per rank, type and op, and building them is most of the
+// time).
+func maskMatrix(t *testing.T, d *device.Device, allRanks bool) int {
+	rng := rand.New(rand.NewPCG(13, 1))
+	ranks := []int{0, 1, 2, 3, 4, 5, 6}
+	// Ops that take the same types take turns, case by case.
+	groups := map[string][]maskOp{}
+	var order []string
+	for _, op := range maskOps {
+		key := fmt.Sprint(op.unary, op.types)
+		if groups[key] == nil {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], op)
+	}
+	cases := 0
+	for _, key := range order {
+		group := groups[key]
+		for _, dt := range group[0].types {
+			modes := selModes
+			if group[0].unary {
+				modes = modes[:1]
+			}
+			for _, mode := range modes {
+				turn := (cases + len(modes)) % len(ranks)
+				for i, rank := range ranks {
+					if !allRanks && i != turn {
+						continue
+					}
+					op := group[cases%len(group)]
+					pattern := rng.IntN(10)
+					_, a, b := selShapes(rng, mode, rank, pattern, 1<<(4+rng.IntN(12)))
+					if op.unary {
+						a = a.Clone()
+						if r, _ := tensor.Broadcast(a, b); len(r) == rank {
+							a = r
+						}
+					}
+					pool := maskPool(rng)
+					maskCheck(t, d, op, mode, maskRandom(rng, dt, a, pool), maskRandom(rng, dt, b, pool))
+					cases++
+				}
+			}
+		}
+	}
+	return cases
+}
+
+// TestMaskSizes runs same-shape, row and column broadcasts, and a 0-D b,
+// from zero elements past a workgroup and past several 4 KiB pages, for
+// each element width.
+func TestMaskSizes(t *testing.T) {
+	pages := []bool{false, true}
+	if testing.Short() {
+		pages = pages[:1] // TestMaskVariants runs 4 KiB pages
+	}
+	for _, small := range pages {
+		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
+			t.Logf("%d cases", maskSizes(t, selOpen(t, small), false))
+		})
+	}
+}
+
+// maskSizes runs TestMaskSizes's cases on d and returns how many; few
+// leaves out sizes that differ from others only in where they end.
+func maskSizes(t *testing.T, d *device.Device, few bool) int {
+	sizes := []int{0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16385, 65536*3 + 5, 1<<20 + 3}
+	if few {
+		sizes = []int{0, 1, 17, 33, 65, 4097, 16385, 65536*3 + 5}
+	}
+	kinds := []struct {
+		op string
+		dt tensor.DType
+	}{
+		{"greater", tensor.F32}, {"less-equal", tensor.I64}, {"equal", tensor.F16}, {"not-equal", tensor.U8},
+		{"logical-and", tensor.Bool}, {"logical-not", tensor.Bool}, {"is-nan", tensor.F32}, {"is-nan", tensor.F16},
+		{"is-finite", tensor.F64}, {"greater-equal", tensor.BF16},
+	}
+	if testing.Short() {
+		sizes = []int{0, 33, 16385}
+		kinds = []struct {
+			op string
+			dt tensor.DType
+		}{kinds[0], kinds[1], kinds[4], kinds[7]}
+	}
+	rng := rand.New(rand.NewPCG(13, 2))
+	byName := map[string]maskOp{}
+	for _, op := range maskOps {
+		byName[op.name] = op
+	}
+	cases := 0
+	for _, c := range kinds {
+		op := byName[c.op]
+		for _, n := range sizes {
+			pool := maskPool(rng)
+			r := func(s ...int) *tensor.Host { return maskRandom(rng, c.dt, s, pool) }
+			maskCheck(t, d, op, ops.BroadcastNumpy, r(n), r(n))
+			cases++
+			if op.unary {
+				continue
+			}
+			rows := max(1, n/37)
+			maskCheck(t, d, op, ops.BroadcastNumpy, r(n), r())
+			maskCheck(t, d, op, ops.BroadcastNumpy, r(rows, n/rows), r(rows, 1))
+			maskCheck(t, d, op, ops.BroadcastPDPD, r(rows, n/rows), r(n/rows))
+			cases += 3
+		}
+	}
+	return cases
+}
+
+// maskVariants lists the mask families' variants and those d can run.
+func maskVariants(t testing.TB, d *device.Device) (names []string, eligible map[string]bool) {
+	t.Helper()
+	eligible = map[string]bool{}
+	for _, vi := range ops.Variants(d) {
+		if !strings.HasPrefix(vi.Family, "mask/") {
+			continue
+		}
+		names = vi.Variants
+		for _, n := range vi.Eligible {
+			eligible[n] = true
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no mask family is registered")
+	}
+	return names, eligible
+}
+
+// TestMaskVariants runs every variant of the mask kernel over the cases
+// of TestMaskMatrix and TestMaskSizes; on lavapipe every variant must be
+// eligible.
+func TestMaskVariants(t *testing.T) {
+	names, eligible := maskVariants(t, selOpen(t, false))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			if !eligible[name] {
+				if strings.Contains(selOpen(t, false).Info().Name, "llvmpipe") {
+					t.Fatalf("lavapipe cannot run variant %s", name)
+				}
+				t.Skipf("SKIP: the device cannot run variant %s", name)
+			}
+			t.Setenv("VKOPS_VARIANT", name)
+			for _, small := range []bool{false, true} {
+				d := selOpen(t, small)
+				m := 0
+				if !testing.Short() {
+					m = maskMatrix(t, d, false)
+				}
+				s := maskSizes(t, d, true)
+				t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
+			}
+		})
+	}
+}
+
+// TestMaskLarge runs comparisons whose operands span the device's own
+// pages (128 MiB on lavapipe), so that the input's and the output's page
+// boundaries fall at different elements: f64 inputs of 136 MiB beside a
+// bool output of 17 MiB, same shape and with b broadcast along rows.
+func TestMaskLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("operands of 136 MiB")
+	}
+	d := selOpen(t, false)
+	rng := rand.New(rand.NewPCG(13, 5))
+	const n = 17<<20 + 3
+	pool := maskPool(rng)
+	a := maskRandom(rng, tensor.F64, tensor.Shape{n}, pool)
+	maskCheck(t, d, maskOps[4], ops.BroadcastNumpy, a, maskRandom(rng, tensor.F64, tensor.Shape{n}, pool))
+	rows := tensor.Shape{n / 1024, 1024}
+	maskCheck(t, d, maskOps[1], ops.BroadcastNumpy, &tensor.Host{DType: a.DType, Shape: rows, Data: a.Data[:rows.NumElements()*8]},
+		maskRandom(rng, tensor.F64, tensor.Shape{1, 1024}, pool))
+}
