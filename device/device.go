@@ -95,6 +95,10 @@ type Options struct {
 	// commands even where the device's memory is host-visible, as on
 	// discrete GPUs; tests use it to exercise that path on lavapipe.
 	Staging bool
+
+	// descriptors overrides how dispatches bind their buffers (tests,
+	// through OpenDescriptors): by default as the driver does best.
+	descriptors vk.DescriptorMode
 }
 
 func (o *Options) fill() {
@@ -210,7 +214,7 @@ func Open(opts Options) (*Device, error) {
 		in.Close()
 		return nil, fmt.Errorf("device: %w", err)
 	}
-	dev, err := in.NewDevice(infos[i])
+	dev, err := in.NewDevice(infos[i], vk.DeviceOptions{Descriptors: opts.descriptors})
 	if err != nil {
 		in.Close()
 		return nil, fmt.Errorf("device: %s: %w", infos[i].Name, err)

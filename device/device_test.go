@@ -635,3 +635,77 @@ func TestCaptureReplay(t *testing.T) {
 		t.Error("nested Capture succeeded")
 	}
 }
+
+// Both ways of binding buffers work wherever the device allows them:
+// pushed descriptors (VK_KHR_push_descriptor) and a descriptor set per
+// dispatch, whichever the driver's default is. Dispatches over storage
+// buffers and texel views, dependent and not, and the floor's replay.
+func TestDescriptorModes(t *testing.T) {
+	for _, push := range []bool{true, false} {
+		t.Run(fmt.Sprintf("push=%v", push), func(t *testing.T) {
+			d, err := device.OpenDescriptors(device.Options{
+				CacheDir:     "-",
+				PageSize:     1 << 16,
+				Validation:   true,
+				OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
+			}, push)
+			if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
+				t.Skipf("SKIP: no Vulkan device here (%v)", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := d.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+			if push && !d.PushDescriptors() {
+				t.Skip("SKIP: the device lacks VK_KHR_push_descriptor")
+			}
+			if !push && d.PushDescriptors() {
+				t.Fatal("descriptor sets asked for, descriptors pushed")
+			}
+			h := randomHost(t, tensor.U32, tensor.Shape{40003}, 11)
+			x, err := d.Upload(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Free()
+			kernels := []*device.Kernel{copyWords}
+			if d.HasTexels(device.TexelRGBA32UI) {
+				kernels = append(kernels, copyTexels)
+			}
+			for _, k := range kernels {
+				// x -> y -> z, then the independent x -> w: barriers
+				// between dependent dispatches only.
+				y, _ := d.Empty(tensor.U32, h.Shape)
+				z, _ := d.Empty(tensor.U32, h.Shape)
+				w, _ := d.Empty(tensor.U32, h.Shape)
+				for _, c := range [][2]*device.Tensor{{y, x}, {z, y}, {w, x}} {
+					if err := dispatchCopyWith(d, k, c[0], c[1]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, out := range []*device.Tensor{z, w} {
+					got, err := out.Download()
+					if err != nil || !bytes.Equal(got.Data, h.Data) {
+						t.Errorf("%s: copied data differs (%v)", k.Name, err)
+					}
+				}
+				r, err := d.Capture(func() error { return dispatchCopyWith(d, k, y, x) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, chained := range []bool{false, true} {
+					if per, err := r.Time(20, chained); err != nil || per <= 0 {
+						t.Errorf("%s: Time(20, %v) = %v, %v", k.Name, chained, per, err)
+					}
+				}
+				y.Free()
+				z.Free()
+				w.Free()
+			}
+		})
+	}
+}
