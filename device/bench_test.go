@@ -54,18 +54,14 @@ func BenchmarkTinyDispatch(b *testing.B) {
 // written per dispatch as on devices without it ("sets"). It reports
 // ns/op and allocs/op; in steady state recording allocates nothing.
 func BenchmarkRecord(b *testing.B) {
-	for _, push := range []bool{true, false} {
-		name := "sets"
-		if push {
-			name = "push"
-		}
-		b.Run(name, func(b *testing.B) {
-			d, err := device.OpenDescriptors(device.Options{CacheDir: "-"}, push)
+	for _, mode := range []string{"push", "sets"} {
+		b.Run(mode, func(b *testing.B) {
+			d, err := device.Open(device.Options{CacheDir: "-", Descriptors: mode})
 			if err != nil {
 				b.Skip(err)
 			}
 			defer d.Close()
-			if push && !d.PushDescriptors() {
+			if mode == "push" && !d.PushDescriptors() {
 				b.Skip("the device lacks VK_KHR_push_descriptor")
 			}
 			benchmarkRecord(b, d)

@@ -641,29 +641,16 @@ func TestCaptureReplay(t *testing.T) {
 // dispatch, whichever the driver's default is. Dispatches over storage
 // buffers and texel views, dependent and not, and the floor's replay.
 func TestDescriptorModes(t *testing.T) {
-	for _, push := range []bool{true, false} {
-		t.Run(fmt.Sprintf("push=%v", push), func(t *testing.T) {
-			d, err := device.OpenDescriptors(device.Options{
-				CacheDir:     "-",
-				PageSize:     1 << 16,
-				Validation:   true,
-				OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
-			}, push)
-			if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
-				t.Skipf("SKIP: no Vulkan device here (%v)", err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := d.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			}()
-			if push && !d.PushDescriptors() {
+	if _, err := device.Open(device.Options{Descriptors: "pushed"}); err == nil || !strings.Contains(err.Error(), "Descriptors") {
+		t.Errorf(`Open with Descriptors "pushed": %v, want an error naming the option`, err)
+	}
+	for _, mode := range []string{"push", "sets"} {
+		t.Run(mode, func(t *testing.T) {
+			d := devtest.Open(t, device.Options{PageSize: 1 << 16, Descriptors: mode})
+			if mode == "push" && !d.PushDescriptors() {
 				t.Skip("SKIP: the device lacks VK_KHR_push_descriptor")
 			}
-			if !push && d.PushDescriptors() {
+			if mode == "sets" && d.PushDescriptors() {
 				t.Fatal("descriptor sets asked for, descriptors pushed")
 			}
 			h := randomHost(t, tensor.U32, tensor.Shape{40003}, 11)

@@ -18,18 +18,3 @@ func (d *Device) DiscardBatches(on bool) {
 	defer d.mu.Unlock()
 	d.stream.discard = on
 }
-
-// OpenDescriptors opens a device whose dispatches bind their buffers by
-// pushing descriptors (push, where the device has VK_KHR_push_descriptor)
-// or by writing a descriptor set each (!push, as on devices without it),
-// whatever the driver's default.
-func OpenDescriptors(opts Options, push bool) (*Device, error) {
-	opts.descriptors = vk.DescriptorsSets
-	if push {
-		opts.descriptors = vk.DescriptorsPush
-	}
-	return Open(opts)
-}
-
-// PushDescriptors reports whether d's dispatches push their bindings.
-func (d *Device) PushDescriptors() bool { return d.dev.PushDescriptors() }
