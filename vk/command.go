@@ -20,8 +20,9 @@ import (
 
 // Commands is a command pool with one primary command buffer, a fence that
 // signals when a submission of it completes, and, unless the device
-// pushes descriptors, a descriptor pool for the sets its dispatches use. One Commands records and runs one batch at a
-// time; Reset makes it reusable once the fence has signalled.
+// pushes descriptors, a descriptor pool for the sets its dispatches use.
+// One Commands records and runs one batch at a time; Reset makes it
+// reusable once the fence has signalled.
 type Commands struct {
 	d      *Device
 	pool   vk.CommandPool
@@ -268,8 +269,8 @@ func cbool(b bool) C.int {
 // TimeDispatches measures the driver's own cost of a dispatch: it records
 // n dispatches of p with the given bindings, push constants and groups
 // into one command buffer, each pushing its bindings or binding a
-// descriptor set of its own as Dispatch does, with a Barrier between consecutive ones when chained is
-// set; then it submits them and returns the wall time from the submit
+// descriptor set of its own as Dispatch does, with a Barrier between
+// consecutive ones when chained is set; then it submits them and returns the wall time from the submit
 // until the fence signals, per dispatch. Nothing of vkops runs between
 // the dispatches, so this is the floor that recording ops one by one
 // approaches. The device's queue must be idle and not used meanwhile.

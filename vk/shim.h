@@ -91,8 +91,8 @@ typedef struct {
 } vkops_pipe;
 
 // vkops_record records one dispatch of p: binds pushed (p->push_desc), or
-// else a descriptor set allocated from pool and written with them, the pipeline unless bind is 0 (it is bound
-// already), the push constants and the dispatch itself, after a full
+// else a descriptor set allocated from pool and written with them, the
+// pipeline unless bind is 0 (it is bound already), the push constants and the dispatch itself, after a full
 // compute/transfer barrier when barrier is set. It is the whole of an op's
 // recording in one call from Go.
 VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
@@ -100,7 +100,8 @@ VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer c
 	int bind);
 
 // vkops_record_n records n such dispatches, each with its bindings pushed
-// or a descriptor set of its own as vkops_record does, and binding the pipeline, with a barrier between consecutive ones when barriers is set:
+// or a descriptor set of its own as vkops_record does, and binding the
+// pipeline, with a barrier between consecutive ones when barriers is set:
 // the driver's floor for that work, measured by Device.TimeDispatches.
 VkResult vkops_record_n(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
 	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z,
