@@ -95,6 +95,13 @@ type Options struct {
 	// commands even where the device's memory is host-visible, as on
 	// discrete GPUs; tests use it to exercise that path on lavapipe.
 	Staging bool
+	// Descriptors chooses how dispatches bind their buffers: "push"
+	// pushes them into the command buffer where the device has
+	// VK_KHR_push_descriptor, "sets" writes a descriptor set for each.
+	// Empty means $VKOPS_DESCRIPTORS, and when that is unset too, what
+	// the driver does best: push, except on lavapipe (see
+	// vk.DescriptorsAuto).
+	Descriptors string
 }
 
 func (o *Options) fill() {
@@ -103,6 +110,9 @@ func (o *Options) fill() {
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = os.Getenv("VKOPS_CACHE_DIR")
+	}
+	if o.Descriptors == "" {
+		o.Descriptors = os.Getenv("VKOPS_DESCRIPTORS")
 	}
 	if os.Getenv("VKOPS_VALIDATION") == "1" {
 		o.Validation = true
@@ -210,7 +220,18 @@ func Open(opts Options) (*Device, error) {
 		in.Close()
 		return nil, fmt.Errorf("device: %w", err)
 	}
-	dev, err := in.NewDevice(infos[i])
+	var mode vk.DescriptorMode
+	switch opts.Descriptors {
+	case "":
+	case "push":
+		mode = vk.DescriptorsPush
+	case "sets":
+		mode = vk.DescriptorsSets
+	default:
+		in.Close()
+		return nil, fmt.Errorf("device: Options.Descriptors (or $VKOPS_DESCRIPTORS) is %q: want push, sets or empty", opts.Descriptors)
+	}
+	dev, err := in.NewDevice(infos[i], vk.DeviceOptions{Descriptors: mode})
 	if err != nil {
 		in.Close()
 		return nil, fmt.Errorf("device: %s: %w", infos[i].Name, err)
@@ -248,6 +269,11 @@ func pageSize(info *Info, capSize uint64) uint64 {
 
 // Info describes the open device.
 func (d *Device) Info() *Info { return d.info }
+
+// PushDescriptors reports whether dispatches push their bindings into
+// the command buffer (VK_KHR_push_descriptor) rather than write a
+// descriptor set each (Options.Descriptors).
+func (d *Device) PushDescriptors() bool { return d.dev.PushDescriptors() }
 
 // Unified reports whether tensors live in host-visible memory that the
 // device reads directly, so uploads and downloads are plain copies.

@@ -60,7 +60,8 @@ func (d *Device) Capture(f func() error) (*Replay, error) {
 }
 
 // Time records n copies of the captured dispatch into one command buffer,
-// each binding a descriptor set of its own as Dispatch does, chained by
+// each pushing its bindings or binding a descriptor set of its own as
+// Dispatch does (Options.Descriptors), chained by
 // barriers or independent; submits them once the device is idle and
 // returns the wall time per dispatch from the submit until they have all
 // completed. vkops's own code runs only before the submit, so this is

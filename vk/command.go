@@ -19,16 +19,17 @@ import (
 )
 
 // Commands is a command pool with one primary command buffer, a fence that
-// signals when a submission of it completes, and a descriptor pool for the
-// sets its dispatches use. One Commands records and runs one batch at a
-// time; Reset makes it reusable once the fence has signalled.
+// signals when a submission of it completes, and, unless the device
+// pushes descriptors, a descriptor pool for the sets its dispatches use.
+// One Commands records and runs one batch at a time; Reset makes it
+// reusable once the fence has signalled.
 type Commands struct {
 	d      *Device
 	pool   vk.CommandPool
 	cb     vk.CommandBuffer
 	fence  vk.Fence
 	dpool  vk.DescriptorPool
-	sets   int // descriptor sets allocated from dpool since the last Reset
+	sets   int // dispatches recorded since the last Reset (a set from dpool each, unless pushed)
 	maxSet int
 	qpool  vk.QueryPool
 	nq     uint32
@@ -44,8 +45,8 @@ type Commands struct {
 // MaxSetBindings is the most bindings a pipeline may have.
 const MaxSetBindings = C.VKOPS_MAX_BINDINGS
 
-// NewCommands creates a batch recorder whose descriptor pool holds maxSets
-// sets, and timestamps query slots (0 for none).
+// NewCommands creates a batch recorder for maxSets dispatches (the sets
+// its descriptor pool holds), and timestamps query slots (0 for none).
 func (d *Device) NewCommands(maxSets int, timestamps uint32) (*Commands, error) {
 	c := &Commands{d: d, maxSet: maxSets}
 	if err := c.create(timestamps); err != nil {
@@ -92,27 +93,11 @@ func (c *Commands) create(timestamps uint32) error {
 	}
 	c.fence = fence
 	d.live.Add(1)
-	sizes := []vk.DescriptorPoolSize{
-		{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
-		{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
+	if !d.pushDesc {
+		if err := c.createDescriptorPool(); err != nil {
+			return err
+		}
 	}
-	var pinner runtime.Pinner
-	defer pinner.Unpin()
-	pin(&pinner, &sizes[0])
-	dci := &vk.DescriptorPoolCreateInfo{
-		SType:         vk.StructureTypeDescriptorPoolCreateInfo,
-		MaxSets:       uint32(c.maxSet),
-		PoolSizeCount: uint32(len(sizes)),
-		PPoolSizes:    sizes,
-	}
-	var dpool vk.DescriptorPool
-	r = vk.CreateDescriptorPool(d.h, dci, nil, &dpool)
-	dci.Free()
-	if err := check("vkCreateDescriptorPool", r); err != nil {
-		return err
-	}
-	c.dpool = dpool
-	d.live.Add(1)
 	if timestamps > 0 {
 		qci := &vk.QueryPoolCreateInfo{
 			SType:      vk.StructureTypeQueryPoolCreateInfo,
@@ -129,6 +114,32 @@ func (c *Commands) create(timestamps uint32) error {
 		c.nq = timestamps
 		d.live.Add(1)
 	}
+	return nil
+}
+
+func (c *Commands) createDescriptorPool() error {
+	d := c.d
+	sizes := []vk.DescriptorPoolSize{
+		{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
+		{Type: vk.DescriptorTypeStorageTexelBuffer, DescriptorCount: uint32(c.maxSet * MaxSetBindings)},
+	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	pin(&pinner, &sizes[0])
+	dci := &vk.DescriptorPoolCreateInfo{
+		SType:         vk.StructureTypeDescriptorPoolCreateInfo,
+		MaxSets:       uint32(c.maxSet),
+		PoolSizeCount: uint32(len(sizes)),
+		PPoolSizes:    sizes,
+	}
+	var dpool vk.DescriptorPool
+	r := vk.CreateDescriptorPool(d.h, dci, nil, &dpool)
+	dci.Free()
+	if err := check("vkCreateDescriptorPool", r); err != nil {
+		return err
+	}
+	c.dpool = dpool
+	d.live.Add(1)
 	return nil
 }
 
@@ -177,8 +188,8 @@ func (c *Commands) Begin() error {
 
 func (c *Commands) ccb() C.VkCommandBuffer { return C.VkCommandBuffer(unsafe.Pointer(c.cb)) }
 
-// SetsLeft returns how many more dispatches fit in this batch's
-// descriptor pool.
+// SetsLeft returns how many more dispatches fit in this batch: its
+// descriptor pool's sets, or as many where descriptors are pushed.
 func (c *Commands) SetsLeft() int { return c.maxSet - c.sets }
 
 // Binding is what one shader binding sees: a range of a buffer, or for a
@@ -257,9 +268,9 @@ func cbool(b bool) C.int {
 
 // TimeDispatches measures the driver's own cost of a dispatch: it records
 // n dispatches of p with the given bindings, push constants and groups
-// into one command buffer, each binding a descriptor set of its own as
-// Dispatch does, with a Barrier between consecutive ones when chained is
-// set; then it submits them and returns the wall time from the submit
+// into one command buffer, each pushing its bindings or binding a
+// descriptor set of its own as Dispatch does, with a Barrier between
+// consecutive ones when chained is set; then it submits them and returns the wall time from the submit
 // until the fence signals, per dispatch. Nothing of vkops runs between
 // the dispatches, so this is the floor that recording ops one by one
 // approaches. The device's queue must be idle and not used meanwhile.
@@ -373,8 +384,10 @@ func (c *Commands) Reset() error {
 	if err := check("vkResetFences", vk.ResetFences(c.d.h, 1, []vk.Fence{c.fence})); err != nil {
 		return err
 	}
-	if err := check("vkResetDescriptorPool", vk.ResetDescriptorPool(c.d.h, c.dpool, 0)); err != nil {
-		return err
+	if c.dpool != nil {
+		if err := check("vkResetDescriptorPool", vk.ResetDescriptorPool(c.d.h, c.dpool, 0)); err != nil {
+			return err
+		}
 	}
 	c.sets = 0
 	return check("vkResetCommandBuffer", vk.ResetCommandBuffer(c.cb, 0))

@@ -1,6 +1,7 @@
 package vk
 
 /*
+#include <stdlib.h>
 #include "shim.h"
 */
 import "C"
@@ -75,6 +76,8 @@ type Features struct {
 	SubgroupSize             uint32   `json:"subgroup_size"`
 	SubgroupCompute          bool     `json:"subgroup_in_compute"`
 	SubgroupOps              []string `json:"subgroup_operations"`
+	// PushDescriptors: the device has VK_KHR_push_descriptor.
+	PushDescriptors bool `json:"push_descriptors"`
 }
 
 // DeviceInfo describes a physical device.
@@ -292,6 +295,9 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 		info.Features.ShaderFloat16 = x.shader_float16 != 0
 		info.Features.ShaderInt8 = x.shader_int8 != 0
 	}
+	ext := C.CString(pushDescriptorExt)
+	info.Features.PushDescriptors = C.vkops_has_device_ext(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), ext) != 0
+	C.free(unsafe.Pointer(ext))
 	if info.UUID == "" {
 		info.UUID = fmt.Sprintf("%x", p.PipelineCacheUUID)
 	}

@@ -148,6 +148,9 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 		BindingCount: uint32(len(binds)),
 		PBindings:    binds,
 	}
+	if d.pushDesc {
+		lci.Flags = vk.DescriptorSetLayoutCreateFlags(C.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR)
+	}
 	var setl vk.DescriptorSetLayout
 	r := vk.CreateDescriptorSetLayout(d.h, lci, nil, &setl)
 	lci.Free()
@@ -223,6 +226,7 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 		set_layout: C.VkDescriptorSetLayout(unsafe.Pointer(p.setl)),
 		nbinds:     C.uint32_t(len(p.desc.Bindings)),
 		push_size:  C.uint32_t(p.desc.PushSize),
+		push_desc:  cbool(d.pushDesc),
 	}
 	for i, k := range p.desc.Bindings {
 		p.c.types[i] = C.VkDescriptorType(k.vk())

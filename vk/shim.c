@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "_cgo_export.h"
@@ -75,6 +76,27 @@ void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32
 	out->shader_int8 = f16.shaderInt8;
 }
 
+int vkops_has_device_ext(void *gipa, VkInstance inst, VkPhysicalDevice pd, const char *name) {
+	PFN_vkEnumerateDeviceExtensionProperties enumerate = (PFN_vkEnumerateDeviceExtensionProperties)(
+		(PFN_vkGetInstanceProcAddr)gipa)(inst, "vkEnumerateDeviceExtensionProperties");
+	uint32_t n = 0;
+	if (!enumerate || enumerate(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) {
+		return 0;
+	}
+	VkExtensionProperties *props = calloc(n, sizeof *props);
+	if (!props) {
+		return 0;
+	}
+	int found = 0;
+	if (enumerate(pd, NULL, &n, props) >= 0) { // VK_INCOMPLETE still lists n of them
+		for (uint32_t i = 0; i < n && !found; i++) {
+			found = strcmp(props[i].extensionName, name) == 0;
+		}
+	}
+	free(props);
+	return found;
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL messenger_cb(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
 	VkDebugUtilsMessageTypeFlagsEXT types, const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
 	(void)types;
@@ -105,7 +127,7 @@ void vkops_destroy_messenger(void *gipa, VkInstance inst, VkDebugUtilsMessengerE
 	}
 }
 
-int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_device_fns *f) {
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, vkops_device_fns *f) {
 	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)((PFN_vkGetInstanceProcAddr)gipa)(inst, "vkGetDeviceProcAddr");
 	if (!gdpa) {
 		return 0;
@@ -128,6 +150,10 @@ int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_devic
 	LOAD(write_timestamp, vkCmdWriteTimestamp)
 	LOAD(reset_query_pool, vkCmdResetQueryPool)
 	LOAD(allocate_descriptor_sets, vkAllocateDescriptorSets)
+	f->push_descriptor_set = NULL;
+	if (push_desc) {
+		LOAD(push_descriptor_set, vkCmdPushDescriptorSetKHR)
+	}
 #undef LOAD
 	return 1;
 }
@@ -147,12 +173,14 @@ static void full_barrier(const vkops_device_fns *f, VkCommandBuffer cb) {
 VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
 	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier,
 	int bind) {
-	VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-		.descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
-	VkDescriptorSet set;
-	VkResult r = f->allocate_descriptor_sets(dev, &ai, &set);
-	if (r != VK_SUCCESS) {
-		return r;
+	VkDescriptorSet set = VK_NULL_HANDLE;
+	if (!p->push_desc) {
+		VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+			.descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &p->set_layout};
+		VkResult r = f->allocate_descriptor_sets(dev, &ai, &set);
+		if (r != VK_SUCCESS) {
+			return r;
+		}
 	}
 	VkWriteDescriptorSet w[VKOPS_MAX_BINDINGS];
 	VkDescriptorBufferInfo bi[VKOPS_MAX_BINDINGS];
@@ -170,14 +198,20 @@ VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer c
 			w[i].pBufferInfo = &bi[i];
 		}
 	}
-	f->update_descriptor_sets(dev, n, w, 0, NULL);
+	if (!p->push_desc) {
+		f->update_descriptor_sets(dev, n, w, 0, NULL);
+	}
 	if (barrier) {
 		full_barrier(f, cb);
 	}
 	if (bind) {
 		f->bind_pipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
 	}
-	f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+	if (p->push_desc) {
+		f->push_descriptor_set(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n, w);
+	} else {
+		f->bind_descriptor_sets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+	}
 	if (p->push_size > 0) {
 		f->push_constants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_size, push);
 	}

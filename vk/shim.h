@@ -31,6 +31,9 @@ typedef struct {
 
 void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out);
 
+// vkops_has_device_ext reports whether pd offers the device extension name.
+int vkops_has_device_ext(void *gipa, VkInstance inst, VkPhysicalDevice pd, const char *name);
+
 // Debug messenger (VK_EXT_debug_utils) that reports through the Go
 // function vkopsGoDebugMessage with the given handle.
 VkResult vkops_create_messenger(void *gipa, VkInstance inst, uintptr_t handle, VkDebugUtilsMessengerEXT *out);
@@ -54,9 +57,13 @@ typedef struct {
 	PFN_vkCmdWriteTimestamp write_timestamp;
 	PFN_vkCmdResetQueryPool reset_query_pool;
 	PFN_vkAllocateDescriptorSets allocate_descriptor_sets;
+	// NULL unless the device was created with VK_KHR_push_descriptor.
+	PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
 } vkops_device_fns;
 
-int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, vkops_device_fns *f);
+// vkops_load_device_fns fills f; push_desc asks for vkCmdPushDescriptorSetKHR
+// too (the device must have been created with VK_KHR_push_descriptor).
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, vkops_device_fns *f);
 
 // One binding of a dispatch: a buffer range, or a texel buffer view.
 typedef struct {
@@ -76,20 +83,25 @@ typedef struct {
 	VkDescriptorSetLayout set_layout;
 	uint32_t nbinds;
 	uint32_t push_size;
+	// push_desc: set_layout is a push-descriptor layout, and dispatches
+	// push their bindings with vkCmdPushDescriptorSetKHR instead of
+	// allocating and writing a descriptor set.
+	int push_desc;
 	VkDescriptorType types[VKOPS_MAX_BINDINGS];
 } vkops_pipe;
 
-// vkops_record records one dispatch of p: a descriptor set allocated from
-// pool and written with binds, the pipeline unless bind is 0 (it is bound
-// already), the push constants and the dispatch itself, after a full
+// vkops_record records one dispatch of p: binds pushed (p->push_desc), or
+// else a descriptor set allocated from pool and written with them, the
+// pipeline unless bind is 0 (it is bound already), the push constants and the dispatch itself, after a full
 // compute/transfer barrier when barrier is set. It is the whole of an op's
 // recording in one call from Go.
 VkResult vkops_record(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
 	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z, int barrier,
 	int bind);
 
-// vkops_record_n records n such dispatches, each with a descriptor set of
-// its own and binding the pipeline, with a barrier between consecutive ones when barriers is set:
+// vkops_record_n records n such dispatches, each with its bindings pushed
+// or a descriptor set of its own as vkops_record does, and binding the
+// pipeline, with a barrier between consecutive ones when barriers is set:
 // the driver's floor for that work, measured by Device.TimeDispatches.
 VkResult vkops_record_n(const vkops_device_fns *f, VkDevice dev, VkCommandBuffer cb, VkDescriptorPool pool,
 	const vkops_pipe *p, const vkops_binding *binds, const void *push, uint32_t x, uint32_t y, uint32_t z,

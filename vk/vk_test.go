@@ -30,7 +30,7 @@ func newTestDevice(t *testing.T) *Device {
 		}
 		t.Fatal("no Vulkan device")
 	}
-	d, err := in.NewDevice(infos[0])
+	d, err := in.NewDevice(infos[0], DeviceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +41,8 @@ func newTestDevice(t *testing.T) *Device {
 func TestDescribe(t *testing.T) {
 	d := newTestDevice(t)
 	info := d.Info
-	t.Logf("%s (%s), driver %s %s, API %s, subgroup %d %v", info.Name, info.Type, info.DriverName, info.DriverInfo,
-		info.APIVersion, info.Features.SubgroupSize, info.Features.SubgroupOps)
+	t.Logf("%s (%s), driver %s %s, API %s, subgroup %d %v, push descriptors %v", info.Name, info.Type, info.DriverName,
+		info.DriverInfo, info.APIVersion, info.Features.SubgroupSize, info.Features.SubgroupOps, d.PushDescriptors())
 	if info.Limits.MaxStorageBufferRange == 0 || info.Limits.MaxComputeWorkGroupCount[0] == 0 {
 		t.Errorf("limits not read: %+v", info.Limits)
 	}
