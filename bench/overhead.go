@@ -28,8 +28,9 @@ type PerOp struct {
 	// FloorUS is the driver's floor: the wall time per dispatch of the
 	// op's own dispatch (pipeline, bindings, push constants, grid)
 	// recorded Ops times into one command buffer with nothing of vkops
-	// between, each with a descriptor set of its own, from the submit
-	// until all have run. FloorChainedUS puts a barrier between them.
+	// between, each binding its buffers as the op does (a descriptor set
+	// of its own, or pushed descriptors), from the submit until all have
+	// run. FloorChainedUS puts a barrier between them.
 	FloorUS        float64 `json:"floor_us_per_dispatch"`
 	FloorChainedUS float64 `json:"floor_chained_us_per_dispatch"`
 	// Ratio is BatchedUS over the independent floor of the op's
