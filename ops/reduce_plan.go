@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/vkops/vkops/tensor"
 )
@@ -154,8 +155,9 @@ func reduceAppendDim(dims []reduceDim, x reduceDim) []reduceDim {
 type reducePass struct{ b, r, c uint64 }
 
 // reducePasses returns the passes that reduce the collapsed dims, largest
-// reduced dimension first. With nothing to reduce it returns one pass
-// with r = 1, which copies data as 0/1 bytes: the identity.
+// reduced dimension first. With nothing to reduce it returns one inner
+// pass over rows of one byte, which copies data as 0/1 bytes: the
+// identity.
 func reducePasses(dims []reduceDim) []reducePass {
 	var ps []reducePass
 	for {
@@ -190,7 +192,7 @@ func reducePasses(dims []reduceDim) []reducePass {
 		for _, d := range dims {
 			n *= d.n
 		}
-		ps = append(ps, reducePass{1, 1, n})
+		ps = append(ps, reducePass{n, 1, 1})
 	}
 	return ps
 }
@@ -287,8 +289,9 @@ func reduceClamp(n uint64) uint32 { return uint32(min(n, math.MaxUint32)) }
 // reduceCeil returns ceil(a / b).
 func reduceCeil(a, b uint64) uint64 { return (a + b - 1) / b }
 
-// inner reports whether the pass reduces contiguous rows.
-func (ps reducePass) inner() bool { return ps.c == 1 && ps.r > 1 }
+// inner reports whether the pass reduces contiguous rows, of one byte
+// when it only normalises bytes to 0/1.
+func (ps reducePass) inner() bool { return ps.c == 1 }
 
 // split decides how many invocations share one output unit: chunks of
 // each row (inner) or blocks of rows (outer), from the units a dispatch
@@ -325,13 +328,28 @@ const (
 	reduceMasked           // rows of reduceShort bytes or more, anywhere
 	reduceShortRows        // rows of fewer than reduceShort bytes
 	reduceRowVecs          // rows of a few whole vectors, one invocation each
+	reduceTinyRows         // rows of 1 to 15 bytes, sixteen to an output vector
 )
 
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
-// as straight-line code (PATH 3): one pipeline per length up to it.
-// On lavapipe rows of 256 bytes read 2x as fast so as by PATH 0's loop,
-// of 512 bytes 1.5x, of 1 KiB 1.2x; of 2 KiB 0.9x.
+// as straight-line code (PATH 3). On lavapipe rows of 256 bytes read 2x
+// as fast so as by PATH 0's loop, of 512 bytes 1.5x, of 1 KiB 1.2x; of
+// 2 KiB 0.9x.
 const reduceMaxRowVecs = 64
+
+// reduceRowVecClasses are PATH 3's length classes (ROWVECS), in vectors:
+// a row reads its class's vectors, its last again where it has fewer, so
+// that a dozen pipelines, not one per length, each an LLVM compile of
+// 70-400 ms on lavapipe, serve every length. Steps of at most 1.5x keep
+// the vectors read again under a third.
+var reduceRowVecClasses = []uint64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, reduceMaxRowVecs}
+
+// reduceRowVecClass returns the class of rows of n vectors, 1 <= n <=
+// reduceMaxRowVecs: the smallest that holds them.
+func reduceRowVecClass(n uint64) uint64 {
+	i, _ := slices.BinarySearch(reduceRowVecClasses, n)
+	return reduceRowVecClasses[min(i, len(reduceRowVecClasses)-1)]
+}
 
 // reduceShort is the shader's SHORT: rows shorter than this, and not of
 // whole vectors, are read a word at a time.
@@ -340,6 +358,11 @@ const reduceShort = 32
 // reduceLong is the bytes of the shader's STEP vectors with texel loads:
 // rows or chunks of at least this many compile its unrolled loop in.
 const reduceLong = 256
+
+// reduceMaxTiny is the longest row, in bytes, that the shader reads
+// sixteen rows to an output vector (PATH 4): one pipeline per length up
+// to it. Rows of 2 to 8 bytes read 0.1-1 GB/s a word at a time.
+const reduceMaxTiny = 15
 
 // reducePlan is how one piece of a pass is dispatched.
 type reducePlan struct {
@@ -356,9 +379,12 @@ type reducePlan struct {
 
 // innerPlan plans piece p of inner pass ps, whose bindings start inSkip
 // and outSkip bytes before the data, for reduce_inner.glsl: its spec
-// constants are PATH, LONG and ROWVECS.
+// constants are PATH, LONG, ROWVECS and TINY.
 func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
 	rowLen := p.r1 - p.r0
+	if ps.tinyOK(p, inSkip, outSkip) {
+		return t.tinyPlan(p, inSkip, outSkip)
+	}
 	first := outSkip / 4
 	nWords := reduceCeil(outSkip+p.nb, 4) - first
 	perInv, chunks, chunkBytes := t.spread(nWords, min(p.nb, 4)*rowLen, rowLen, t.minChunk, 16)
@@ -372,14 +398,40 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	path, rowVecs := reduceMasked, uint64(1)
 	switch {
 	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
-		path, rowVecs = reduceRowVecs, rowLen/16
+		path, rowVecs = reduceRowVecs, reduceRowVecClass(rowLen/16)
 	case (inSkip|rowLen)%16 == 0: // chunkBytes is a multiple of 16 too
 		path = reduceVectors
 	case rowLen < reduceShort:
 		path = reduceShortRows
 	}
-	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs)}
+	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1}
 	return pl
+}
+
+// tinyOK reports whether piece p of inner pass ps may take the tiny-row
+// path: rows of at most reduceMaxTiny bytes, the input and output on
+// 16-byte vectors, and no output vector shared with another piece, so
+// either the piece's output ends on a vector or it is the pass's last,
+// whose vector's rest is padding.
+func (ps reducePass) tinyOK(p reducePiece, inSkip, outSkip uint64) bool {
+	return ps.r <= reduceMaxTiny && inSkip%16 == 0 && outSkip%16 == 0 &&
+		((outSkip+p.nb)%16 == 0 || p.b0+p.nb == ps.b)
+}
+
+// tinyPlan plans piece p, of tiny rows (see tinyOK), for PATH 4: each
+// invocation writes whole output vectors, 16 rows each, and reads at
+// least minWork bytes.
+func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
+	rowLen := p.r1 - p.r0
+	vecs := reduceCeil(p.nb, 16)
+	perInv := max(t.minWork/(16*rowLen), 1)
+	return reducePlan{
+		class: reduceRows,
+		push: words{}.u32(0, 0, uint32(outSkip/16), uint32(vecs), uint32(perInv), 1, 16,
+			uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), uint32(p.nb), 1),
+		spec: []uint32{reduceTinyRows, 0, 1, uint32(rowLen)},
+		n:    reduceCeil(vecs, perInv),
+	}
 }
 
 // outerPlan plans piece p of outer pass ps, whose bindings start inSkip

@@ -39,7 +39,7 @@ func TestReducePasses(t *testing.T) {
 		want []reducePass
 	}{
 		{nil, []reducePass{p(1, 1, 1)}},
-		{[]reduceDim{d(7, false)}, []reducePass{p(1, 1, 7)}},
+		{[]reduceDim{d(7, false)}, []reducePass{p(7, 1, 1)}},
 		{[]reduceDim{d(72, false), d(240, true)}, []reducePass{p(72, 240, 1)}},
 		{[]reduceDim{d(240, true), d(72, false)}, []reducePass{p(1, 240, 72)}},
 		{[]reduceDim{d(6, false), d(12, true), d(240, false)}, []reducePass{p(6, 12, 240)}},
@@ -123,5 +123,22 @@ func TestReduceSplit(t *testing.T) {
 		if (parts-1)*partLen >= c.length || parts*partLen < c.length {
 			t.Errorf("split(%d, %d, ...): %d parts of %d do not cover the length exactly", c.units, c.length, parts, partLen)
 		}
+	}
+}
+
+// Every row length of PATH 3 falls in a class that holds it and reads at
+// most half as many vectors again, and the classes, one pipeline each,
+// stay few.
+func TestReduceRowVecClasses(t *testing.T) {
+	classes := map[uint64]bool{}
+	for n := uint64(1); n <= reduceMaxRowVecs; n++ {
+		c := reduceRowVecClass(n)
+		if c < n || 2*c > 3*n {
+			t.Errorf("rows of %d vectors: class %d", n, c)
+		}
+		classes[c] = true
+	}
+	if len(classes) > 12 {
+		t.Errorf("%d classes of rows, want at most 12", len(classes))
 	}
 }
