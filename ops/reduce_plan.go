@@ -2,7 +2,6 @@ package ops
 
 import (
 	"math"
-	"slices"
 
 	"github.com/vkops/vkops/tensor"
 )
@@ -332,24 +331,10 @@ const (
 )
 
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
-// as straight-line code (PATH 3). On lavapipe rows of 256 bytes read 2x
-// as fast so as by PATH 0's loop, of 512 bytes 1.5x, of 1 KiB 1.2x; of
-// 2 KiB 0.9x.
+// as straight-line code (PATH 3): one pipeline per length up to it.
+// On lavapipe rows of 256 bytes read 2x as fast so as by PATH 0's loop,
+// of 512 bytes 1.5x, of 1 KiB 1.2x; of 2 KiB 0.9x.
 const reduceMaxRowVecs = 64
-
-// reduceRowVecClasses are PATH 3's length classes (ROWVECS), in vectors:
-// a row reads its class's vectors, its last again where it has fewer, so
-// that a dozen pipelines, not one per length, each an LLVM compile of
-// 70-400 ms on lavapipe, serve every length. Steps of at most 1.5x keep
-// the vectors read again under a third.
-var reduceRowVecClasses = []uint64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, reduceMaxRowVecs}
-
-// reduceRowVecClass returns the class of rows of n vectors, 1 <= n <=
-// reduceMaxRowVecs: the smallest that holds them.
-func reduceRowVecClass(n uint64) uint64 {
-	i, _ := slices.BinarySearch(reduceRowVecClasses, n)
-	return reduceRowVecClasses[min(i, len(reduceRowVecClasses)-1)]
-}
 
 // reduceShort is the shader's SHORT: rows shorter than this, and not of
 // whole vectors, are read a word at a time.
@@ -398,7 +383,7 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	path, rowVecs := reduceMasked, uint64(1)
 	switch {
 	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
-		path, rowVecs = reduceRowVecs, reduceRowVecClass(rowLen/16)
+		path, rowVecs = reduceRowVecs, rowLen/16
 	case (inSkip|rowLen)%16 == 0: // chunkBytes is a multiple of 16 too
 		path = reduceVectors
 	case rowLen < reduceShort:

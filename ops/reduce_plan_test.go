@@ -125,20 +125,3 @@ func TestReduceSplit(t *testing.T) {
 		}
 	}
 }
-
-// Every row length of PATH 3 falls in a class that holds it and reads at
-// most half as many vectors again, and the classes, one pipeline each,
-// stay few.
-func TestReduceRowVecClasses(t *testing.T) {
-	classes := map[uint64]bool{}
-	for n := uint64(1); n <= reduceMaxRowVecs; n++ {
-		c := reduceRowVecClass(n)
-		if c < n || 2*c > 3*n {
-			t.Errorf("rows of %d vectors: class %d", n, c)
-		}
-		classes[c] = true
-	}
-	if len(classes) > 12 {
-		t.Errorf("%d classes of rows, want at most 12", len(classes))
-	}
-}

@@ -43,19 +43,15 @@ layout(constant_id = 1) const bool AND = false;
 //      row that are not the row's (rows of at least SHORT bytes);
 //   2  short rows (fewer than SHORT bytes), a word at a time, the four
 //      rows of an output word together;
-//   3  rows of up to ROWVECS whole vectors, each read by one invocation:
-//      short rows, read by straight-line code, with no loop per row;
+//   3  rows of ROWVECS whole vectors, each read by one invocation: short
+//      rows, read by straight-line code, with no loop per row;
 //   4  tiny rows of TINY bytes (1 to 15), sixteen to an output vector,
 //      read as the TINY whole vectors that hold them exactly.
 layout(constant_id = 2) const uint PATH = 0u;
 // LONG: rows (or chunks) hold at least STEP vectors, so the loop that
 // reads STEP at a time is compiled in.
 layout(constant_id = 3) const bool LONG = false;
-// ROWVECS: with PATH 3, the length class of the rows: they hold
-// rowLen / 16 vectors, at most ROWVECS, and each reads ROWVECS, its last
-// again as many times as it falls short. Or and And do not mind, and a
-// few classes keep the number of pipelines, each an LLVM compile on
-// lavapipe, down.
+// ROWVECS: the vectors of each row with PATH 3.
 layout(constant_id = 4) const uint ROWVECS = 1u;
 // TINY: the bytes of each row with PATH 4.
 layout(constant_id = 5) const uint TINY = 1u;
@@ -222,22 +218,21 @@ void store(uint w, uint found, bool owned) {
 	}
 }
 
-// wordRows folds the four rows of binding word w, of rowLen / 16 whole
-// vectors each, up to ROWVECS (PATH 3). A row that is not this
-// dispatch's reads row 0 instead, and does not count: a select, where a
-// branch would cost every row.
+// wordRows folds the four rows of binding word w, of ROWVECS whole
+// vectors each (PATH 3). A row that is not this dispatch's reads row 0
+// instead, and does not count: a select, where a branch would cost
+// every row.
 void wordRows(uint w) {
 	bool owned = pc.whole == 1u;
 	uint found = 0u;
-	uint last = (pc.rowLen >> 4) - 1u;
 	[[unroll]] for (uint k = 0u; k < 4u; k++) {
 		int j = int(4u * w + k) - int(pc.outSkip);
 		bool here = j >= 0 && uint(j) < pc.rows;
 		owned = owned && (here || j >= 0 && uint(j) >= pc.tail);
-		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * (last + 1u);
+		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * ROWVECS;
 		uvec4 a = uvec4(0u);
 		[[unroll]] for (uint t = 0u; t < ROWVECS; t++) {
-			a |= foldAny4(vec(v + min(t, last)));
+			a |= foldAny4(vec(v + t));
 		}
 		found |= uint(here && any(notEqual(a & ANYBITS, uvec4(0u)))) << (8u * k);
 	}
