@@ -383,8 +383,9 @@ func benchReduceBeside(b *testing.B, d *device.Device, f reduceFn, h *tensor.Hos
 
 // BenchmarkReduceShortRows measures the patterns BenchmarkReduceRandom
 // found slowest, beside numpy on the same worst-case data: 16M bools in
-// rows of 1 to 16 bytes reduced over the last axis, and reduced over
-// size-1 axes only, which normalises bytes to 0/1.
+// rows of 2 to 16 bytes and of a few lengths up to 1 KiB reduced over the
+// last axis, and reduced over size-1 axes only, which normalises bytes
+// to 0/1.
 func BenchmarkReduceShortRows(b *testing.B) {
 	d := devtest.Open(b, device.Options{})
 	type pattern struct {
@@ -393,6 +394,10 @@ func BenchmarkReduceShortRows(b *testing.B) {
 	}
 	var ps []pattern
 	for n := 2; n <= 16; n++ {
+		ps = append(ps, pattern{tensor.Shape{16 << 20 / n, n}, []int{1}})
+	}
+	// Rows of whole vectors that the length classes read partly again.
+	for _, n := range []int{80, 208, 400, 784} {
 		ps = append(ps, pattern{tensor.Shape{16 << 20 / n, n}, []int{1}})
 	}
 	ps = append(ps, pattern{tensor.Shape{1, 16 << 20}, []int{0}}, pattern{tensor.Shape{12582913, 1}, []int{1}})
