@@ -154,8 +154,9 @@ func reduceAppendDim(dims []reduceDim, x reduceDim) []reduceDim {
 type reducePass struct{ b, r, c uint64 }
 
 // reducePasses returns the passes that reduce the collapsed dims, largest
-// reduced dimension first. With nothing to reduce it returns one pass
-// with r = 1, which copies data as 0/1 bytes: the identity.
+// reduced dimension first. With nothing to reduce it returns one inner
+// pass over rows of one byte, which copies data as 0/1 bytes: the
+// identity.
 func reducePasses(dims []reduceDim) []reducePass {
 	var ps []reducePass
 	for {
@@ -190,7 +191,7 @@ func reducePasses(dims []reduceDim) []reducePass {
 		for _, d := range dims {
 			n *= d.n
 		}
-		ps = append(ps, reducePass{1, 1, n})
+		ps = append(ps, reducePass{n, 1, 1})
 	}
 	return ps
 }
@@ -287,8 +288,9 @@ func reduceClamp(n uint64) uint32 { return uint32(min(n, math.MaxUint32)) }
 // reduceCeil returns ceil(a / b).
 func reduceCeil(a, b uint64) uint64 { return (a + b - 1) / b }
 
-// inner reports whether the pass reduces contiguous rows.
-func (ps reducePass) inner() bool { return ps.c == 1 && ps.r > 1 }
+// inner reports whether the pass reduces contiguous rows, of one byte
+// when it only normalises bytes to 0/1.
+func (ps reducePass) inner() bool { return ps.c == 1 }
 
 // split decides how many invocations share one output unit: chunks of
 // each row (inner) or blocks of rows (outer), from the units a dispatch
@@ -325,6 +327,7 @@ const (
 	reduceMasked           // rows of reduceShort bytes or more, anywhere
 	reduceShortRows        // rows of fewer than reduceShort bytes
 	reduceRowVecs          // rows of a few whole vectors, one invocation each
+	reduceTinyRows         // rows of 1 to 15 bytes, sixteen to an output vector
 )
 
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
@@ -341,6 +344,11 @@ const reduceShort = 32
 // rows or chunks of at least this many compile its unrolled loop in.
 const reduceLong = 256
 
+// reduceMaxTiny is the longest row, in bytes, that the shader reads
+// sixteen rows to an output vector (PATH 4): one pipeline per length up
+// to it. Rows of 2 to 8 bytes read 0.1-1 GB/s a word at a time.
+const reduceMaxTiny = 15
+
 // reducePlan is how one piece of a pass is dispatched.
 type reducePlan struct {
 	class reduceClass
@@ -356,9 +364,12 @@ type reducePlan struct {
 
 // innerPlan plans piece p of inner pass ps, whose bindings start inSkip
 // and outSkip bytes before the data, for reduce_inner.glsl: its spec
-// constants are PATH, LONG and ROWVECS.
+// constants are PATH, LONG, ROWVECS and TINY.
 func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
 	rowLen := p.r1 - p.r0
+	if ps.tinyOK(p, inSkip, outSkip) {
+		return t.tinyPlan(p, inSkip, outSkip)
+	}
 	first := outSkip / 4
 	nWords := reduceCeil(outSkip+p.nb, 4) - first
 	perInv, chunks, chunkBytes := t.spread(nWords, min(p.nb, 4)*rowLen, rowLen, t.minChunk, 16)
@@ -378,8 +389,34 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	case rowLen < reduceShort:
 		path = reduceShortRows
 	}
-	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs)}
+	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1}
 	return pl
+}
+
+// tinyOK reports whether piece p of inner pass ps may take the tiny-row
+// path: rows of at most reduceMaxTiny bytes, the input and output on
+// 16-byte vectors, and no output vector shared with another piece, so
+// either the piece's output ends on a vector or it is the pass's last,
+// whose vector's rest is padding.
+func (ps reducePass) tinyOK(p reducePiece, inSkip, outSkip uint64) bool {
+	return ps.r <= reduceMaxTiny && inSkip%16 == 0 && outSkip%16 == 0 &&
+		((outSkip+p.nb)%16 == 0 || p.b0+p.nb == ps.b)
+}
+
+// tinyPlan plans piece p, of tiny rows (see tinyOK), for PATH 4: each
+// invocation writes whole output vectors, 16 rows each, and reads at
+// least minWork bytes.
+func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
+	rowLen := p.r1 - p.r0
+	vecs := reduceCeil(p.nb, 16)
+	perInv := max(t.minWork/(16*rowLen), 1)
+	return reducePlan{
+		class: reduceRows,
+		push: words{}.u32(0, 0, uint32(outSkip/16), uint32(vecs), uint32(perInv), 1, 16,
+			uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), uint32(p.nb), 1),
+		spec: []uint32{reduceTinyRows, 0, 1, uint32(rowLen)},
+		n:    reduceCeil(vecs, perInv),
+	}
 }
 
 // outerPlan plans piece p of outer pass ps, whose bindings start inSkip

@@ -39,7 +39,7 @@ func TestReducePasses(t *testing.T) {
 		want []reducePass
 	}{
 		{nil, []reducePass{p(1, 1, 1)}},
-		{[]reduceDim{d(7, false)}, []reducePass{p(1, 1, 7)}},
+		{[]reduceDim{d(7, false)}, []reducePass{p(7, 1, 1)}},
 		{[]reduceDim{d(72, false), d(240, true)}, []reducePass{p(72, 240, 1)}},
 		{[]reduceDim{d(240, true), d(72, false)}, []reducePass{p(1, 240, 72)}},
 		{[]reduceDim{d(6, false), d(12, true), d(240, false)}, []reducePass{p(6, 12, 240)}},

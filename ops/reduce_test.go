@@ -259,6 +259,10 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
 			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 16 blocks 1"},
 		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 5 blocks 1"},
+		// Rows of a few bytes go sixteen to an output vector; size-1 axes
+		// alone are rows of one byte.
+		{tensor.Shape{4096, 5}, []bool{false, true}, "inner [4096 5 1] perInv 204 chunks 1 path 4"},
+		{tensor.Shape{1, 4096}, []bool{true, false}, "inner [4096 1 1] perInv 1024 chunks 1 path 4"},
 		// A small last pass is not split, nor many units: that would cost
 		// a fill dispatch.
 		{tensor.Shape{256, 256, 256}, []bool{true, false, true},

@@ -44,13 +44,17 @@ layout(constant_id = 1) const bool AND = false;
 //   2  short rows (fewer than SHORT bytes), a word at a time, the four
 //      rows of an output word together;
 //   3  rows of ROWVECS whole vectors, each read by one invocation: short
-//      rows, read by straight-line code, with no loop per row.
+//      rows, read by straight-line code, with no loop per row;
+//   4  tiny rows of TINY bytes (1 to 15), sixteen to an output vector,
+//      read as the TINY whole vectors that hold them exactly.
 layout(constant_id = 2) const uint PATH = 0u;
 // LONG: rows (or chunks) hold at least STEP vectors, so the loop that
 // reads STEP at a time is compiled in.
 layout(constant_id = 3) const bool LONG = false;
 // ROWVECS: the vectors of each row with PATH 3.
 layout(constant_id = 4) const uint ROWVECS = 1u;
+// TINY: the bytes of each row with PATH 4.
+layout(constant_id = 5) const uint TINY = 1u;
 
 // Rows shorter than this many bytes, and not of whole vectors, take
 // PATH 2.
@@ -64,12 +68,16 @@ layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
 uvec4 vec(uint v) { return src[v]; }
 #endif
 layout(std430, binding = 1) buffer Dst { uint dst[]; };
+// The same binding as whole vectors, which PATH 4 stores in one go: on
+// lavapipe each store is a loop over the SIMD lanes, so one of 16 bytes
+// costs about as much as one of 4.
+layout(std430, binding = 1) writeonly buffer DstVecs { uvec4 dstVecs[]; };
 
 layout(push_constant) uniform Push {
 	uint n;          // invocations: ceil(words / perInv) * chunks
 	uint groupsX;    // workgroups in X of the grid
-	uint firstWord;  // the binding word of invocation 0
-	uint words;      // output words covered
+	uint firstWord;  // the binding word of invocation 0 (vector with PATH 4)
+	uint words;      // output words covered (vectors with PATH 4)
 	uint perInv;     // words per invocation, 1 when chunks > 1
 	uint chunks;     // invocations per word, each taking one chunk of every row
 	uint chunkBytes; // bytes per chunk, a multiple of 16
@@ -231,6 +239,51 @@ void wordRows(uint w) {
 	store(w, found, owned);
 }
 
+// nonzero4 maps each byte of x to 1 if it is nonzero and to 0 if not.
+uvec4 nonzero4(uvec4 x) {
+	x |= x >> 4;
+	x |= x >> 2;
+	x |= x >> 1;
+	return x & 0x01010101u;
+}
+
+// tinyRows folds the sixteen rows of binding vector o of the output, of
+// TINY bytes each (PATH 4), from input vectors w*TINY on: they hold the
+// sixteen rows exactly. A bit per byte, whether it folds to nonzero, is
+// gathered first; each row's TINY bits are then tested at offsets that
+// are constants once TINY is, so no byte is branched on. Past the last
+// row the vector is the output's padding: the planner only takes this
+// path where no other dispatch writes it, and reads stop at the last
+// vector of the data.
+void tinyRows(uint o, uint w) {
+	uint base = (pc.inSkip >> 4) + w * TINY;
+	uint lastVec = (pc.inSkip + pc.rows * TINY - 1u) >> 4;
+	if (TINY == 1u) {
+		// A row of one byte is itself: nonzero is true, for OR and AND.
+		dstVecs[o] = nonzero4(vec(min(base, lastVec)));
+		return;
+	}
+	uint bits[8]; // bit b: byte b of the sixteen rows folds to nonzero
+	[[unroll]] for (uint i = 0u; i < 8u; i++) {
+		bits[i] = 0u;
+	}
+	[[unroll]] for (uint t = 0u; t < TINY; t++) {
+		uvec4 x = nonzero4(fold4(vec(min(base + t, lastVec))));
+		uvec4 nib = (x | x >> 7u | x >> 14u | x >> 21u) & 0xFu;
+		bits[t >> 1u] |= (nib.x | nib.y << 4u | nib.z << 8u | nib.w << 12u) << (16u * (t & 1u));
+	}
+	uvec4 found = uvec4(0u);
+	[[unroll]] for (uint k = 0u; k < 16u; k++) {
+		uint p = k * TINY;
+		uint b = bits[p >> 5u] >> (p & 31u);
+		if ((p & 31u) + TINY > 32u) {
+			b |= bits[(p >> 5u) + 1u] << (32u - (p & 31u));
+		}
+		found[k >> 2u] |= uint((b & ((1u << TINY) - 1u)) != 0u) << (8u * (k & 3u));
+	}
+	dstVecs[o] = AND ? found ^ 0x01010101u : found;
+}
+
 // reduceWord folds chunk c of the rows of binding word w into it.
 void reduceWord(uint w, uint c) {
 	bool owned = pc.whole == 1u && pc.chunks == 1u;
@@ -273,7 +326,9 @@ void main() {
 	uint first = (i / pc.chunks) * pc.perInv;
 	uint last = min(first + pc.perInv, pc.words);
 	for (uint w = first; w < last; w++) {
-		if (PATH == 3u) {
+		if (PATH == 4u) {
+			tinyRows(pc.firstWord + w, w);
+		} else if (PATH == 3u) {
 			wordRows(pc.firstWord + w);
 		} else {
 			reduceWord(pc.firstWord + w, c);

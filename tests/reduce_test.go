@@ -258,6 +258,62 @@ func testReduceRandom(t *testing.T) {
 	t.Logf("%d cases", cases)
 }
 
+// Rows of every length from 1 to 16 bytes, then of many lengths up to
+// 1100 (each class of the rows kernel, and lengths either side of its
+// bounds), reduced over the last axis, in counts of rows either side of
+// the 16 that share an output vector; reductions over size-1 axes alone,
+// which only normalise bytes to 0/1; on the device's pages and on 4 KiB
+// pages, whose pieces start anywhere in a vector. The data mixes rows
+// that hold an odd byte with rows that do not, and "true" bytes that are
+// not 1. Every kernel variant runs them.
+func TestReduceShortRows(t *testing.T) {
+	forEachReduceVariant(t, testReduceShortRows)
+}
+
+func testReduceShortRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 17))
+	lengths := []int{}
+	for n := 1; n <= 16; n++ {
+		lengths = append(lengths, n)
+	}
+	for n := 17; n <= 1100; n += 1 + n/8 {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025)
+	cases := 0
+	for _, page := range []uint64{0, 4096} {
+		d := devtest.Open(t, device.Options{PageSize: page})
+		for _, n := range lengths {
+			for _, rows := range []int{1, 15, 16, 17, 1000, 4099} {
+				if n*rows > 1<<20 {
+					continue
+				}
+				h := reduceData(rng, tensor.Shape{rows, n}, 2*n, rng.IntN(2) == 0)
+				reduceCheck(t, d, reduceFns[cases%2], h, []int{1}, cases%3 == 0)
+				cases++
+			}
+		}
+		for _, c := range []struct {
+			shape tensor.Shape
+			axes  []int
+		}{
+			{tensor.Shape{1, 70001}, []int{0}},
+			{tensor.Shape{70001, 1}, []int{1}},
+			{tensor.Shape{3, 1, 4099, 1}, []int{1, 3}},
+			{tensor.Shape{1, 1, 16}, []int{0, 1}},
+			{tensor.Shape{1 << 18, 1}, []int{-1}},
+			{tensor.Shape{5}, []int{}},
+		} {
+			for _, f := range reduceFns {
+				h := reduceData(rng, c.shape, 3, f.name == "and")
+				reduceCheck(t, d, f, h, c.axes, cases%2 == 0)
+				cases++
+			}
+		}
+	}
+	t.Logf("%d cases", cases)
+}
+
 // A single odd element anywhere must decide its output: a lone true in
 // falses for Or, a lone false in trues for And, at the first, middle and
 // last element of long rows, columns and whole tensors, with rows split

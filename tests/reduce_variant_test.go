@@ -363,7 +363,60 @@ func BenchmarkReduceRandom(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, shape, axes), " ", ",")
-		b.Run(name, func(b *testing.B) { benchReduceDevice(b, d, f, x, axes, false) })
+		benchReduceBeside(b, d, f, h, x, name, axes)
 		x.Free()
+	}
+}
+
+// benchReduceBeside runs sub-benchmark name/vkops on x, which holds h,
+// and name/numpy on the same bytes.
+func benchReduceBeside(b *testing.B, d *device.Device, f reduceFn, h *tensor.Host, x *device.Tensor, name string, axes []int) {
+	path := filepath.Join(b.TempDir(), "data.npy")
+	if err := npy.WriteFile(path, h); err != nil {
+		b.Fatal(err)
+	}
+	b.Run(name, func(b *testing.B) {
+		b.Run("vkops", func(b *testing.B) { benchReduceDevice(b, d, f, x, axes, false) })
+		b.Run("numpy", func(b *testing.B) { benchReduceNumpy(b, f, path, axes, false) })
+	})
+}
+
+// BenchmarkReduceShortRows measures the patterns BenchmarkReduceRandom
+// found slowest, beside numpy on the same worst-case data: 16M bools in
+// rows of 2 to 16 bytes and of a few lengths up to 1 KiB reduced over the
+// last axis, and reduced over size-1 axes only, which normalises bytes
+// to 0/1.
+func BenchmarkReduceShortRows(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	type pattern struct {
+		shape tensor.Shape
+		axes  []int
+	}
+	var ps []pattern
+	for n := 2; n <= 16; n++ {
+		ps = append(ps, pattern{tensor.Shape{16 << 20 / n, n}, []int{1}})
+	}
+	// Rows of whole vectors that the length classes read partly again.
+	for _, n := range []int{80, 208, 400, 784} {
+		ps = append(ps, pattern{tensor.Shape{16 << 20 / n, n}, []int{1}})
+	}
+	ps = append(ps, pattern{tensor.Shape{1, 16 << 20}, []int{0}}, pattern{tensor.Shape{12582913, 1}, []int{1}})
+	for _, p := range ps {
+		for _, f := range reduceFns {
+			h, err := tensor.New(tensor.Bool, p.shape)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range h.Data {
+				h.Data[i] = reduceFlag(f.name == "and")
+			}
+			x, err := d.Upload(h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, p.shape, p.axes), " ", ",")
+			benchReduceBeside(b, d, f, h, x, name, p.axes)
+			x.Free()
+		}
 	}
 }
