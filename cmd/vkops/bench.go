@@ -32,7 +32,8 @@ func runBench(e *env, args []string) error {
 	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy (default: all)")
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
 		"reduce-or and reduce-and are bool, transfers u8")
-	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0 (default: all)")
+	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, or zoo: "+
+		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes (default: all but the zoo)")
 	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
 	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
 		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
@@ -81,8 +82,8 @@ func runBench(e *env, args []string) error {
 	}
 	var cases [][]*bench.Case // by size
 	total := 0
-	for _, n := range sizes {
-		cs := pick.cases(n)
+	for i, n := range sizes {
+		cs := pick.cases(n, i == 0)
 		cases = append(cases, cs)
 		total += len(cs)
 	}
@@ -126,6 +127,7 @@ func runBench(e *env, args []string) error {
 			}
 		}
 	}
+	out.zooSummary(results)
 	if *plotFile != "" {
 		title := fmt.Sprintf("vkops bench --sweep: %s, %s", d, time.Now().Format("2006-01-02"))
 		if err := bench.Plot(*plotFile, title, results, r.Copies()); err != nil {
@@ -172,7 +174,7 @@ type picker struct {
 // misspelt op or pattern is bad input rather than an empty run.
 func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
 	p := &picker{dtypes: bench.DefaultDTypes}
-	known := bench.Suite(bench.MinSize, tensor.DTypes)
+	known := append(bench.Suite(bench.MinSize, tensor.DTypes), &bench.Case{Op: "select", Pattern: "zoo"})
 	var err error
 	if p.ops, err = pickNames("op", opList, known, func(c *bench.Case) string { return c.Op }); err != nil {
 		return nil, err
@@ -239,13 +241,24 @@ func patternOf(c *bench.Case) string {
 	return c.Pattern
 }
 
-// cases returns the picked cases at size n.
-func (p *picker) cases(n int) []*bench.Case {
+// cases returns the picked cases at size n, and the zoo's when zoo is
+// picked and first is set: the zoo has sizes of its own.
+func (p *picker) cases(n int, first bool) []*bench.Case {
 	var out []*bench.Case
-	for _, c := range bench.Suite(n, p.dtypes) {
+	all := bench.Suite(n, p.dtypes)
+	if first && p.patterns["zoo"] {
+		for _, dt := range p.dtypes {
+			all = append(all, bench.Zoo(dt)...)
+		}
+	}
+	for _, c := range all {
+		pattern := patternOf(c)
+		if bench.IsZoo(c) {
+			pattern = "zoo"
+		}
 		switch {
-		case p.ops != nil && !p.ops[c.Op]:
-		case p.patterns != nil && !p.patterns[patternOf(c)]:
+		case p.ops != nil && !p.ops[c.Op] && !(pattern == "zoo" && p.ops["select"]):
+		case p.patterns != nil && !p.patterns[pattern]:
 		case p.dtypeSet != nil && !p.dtypeSet[c.DType]:
 		case p.shape != nil && !p.shape.Equal(c.Shape):
 		default:
@@ -309,6 +322,21 @@ func (r *report) row(c *bench.Case, res bench.Result) error {
 	}
 	_, err := fmt.Fprintln(r.w)
 	return err
+}
+
+// zooSummary prints, after a table with zoo cases, the worst and the
+// geometric mean of their fractions of copy.
+func (r *report) zooSummary(results []bench.Result) {
+	if r.json != nil {
+		return
+	}
+	var s bench.ZooSummary
+	for _, res := range results {
+		s.Add(res)
+	}
+	if s.N > 0 {
+		fmt.Fprintf(r.w, "\nzoo: %d cases, of copy: worst %.2f (%s), geometric mean %.2f\n", s.N, s.Worst, s.WorstName, s.GeoMean())
+	}
 }
 
 // overhead measures and prints the per-op overhead on d and the first
