@@ -13,12 +13,14 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// runSelect is `vkops select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]`.
+// runSelect is `vkops select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]`.
 func runSelect(e *env, args []string) error {
 	const name = "select"
-	fs := newFlags(e, name, "select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]",
+	fs := newFlags(e, name, "select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]",
 		"vkops select mask.npy a.npy b.npy -o out.npy --broadcast pdpd")
 	mode := fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
+	dtArg := fs.String("dtype", "", "bf16: round float32 THEN and ELSE to bfloat16, select, and write float32 "+
+		"holding the bfloat16 values (default: the files' own type)")
 	outPath := fs.String("o", "", "the output .npy file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -41,10 +43,28 @@ func runSelect(e *env, args []string) error {
 	default:
 		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
 	}
+	bf16 := false
+	if *dtArg != "" {
+		dt, err := tensor.ParseDType(*dtArg)
+		if err != nil {
+			return badInput("%s: --dtype: %v", name, err)
+		}
+		if dt != tensor.BF16 {
+			return badInput("%s: --dtype %v: select takes its type from THEN and ELSE; only bf16, which .npy files cannot hold, is given so", name, dt)
+		}
+		bf16 = true
+	}
 	var hosts [3]*tensor.Host
 	for i, p := range pos {
 		if hosts[i], err = npy.ReadFile(p); err != nil {
 			return badInput("%s: %v", name, err)
+		}
+		switch {
+		case i == 0 || !bf16:
+		case hosts[i].DType != tensor.F32:
+			return badInput("%s: --dtype bf16 takes float32 files, %s is %v", name, p, hosts[i].DType)
+		default:
+			hosts[i] = toBF16(hosts[i])
 		}
 	}
 
@@ -65,7 +85,7 @@ func runSelect(e *env, args []string) error {
 		return opError(err)
 	}
 	defer y.Free()
-	return download(name, y, *outPath, false)
+	return download(name, y, *outPath, bf16)
 }
 
 // runWhere is `vkops where COND INPUT OTHER -o OUT [--dtype T]`.

@@ -105,6 +105,7 @@ func TestWhereCommand(t *testing.T) {
 		{[]string{"where", cond1, f32, "0.1", "--dtype", "bf16"},
 			selHost(t, []int{4}, 1, bf, float32(math.Inf(-1)), bf)},
 		{[]string{"where", cond1, "1.01171875", f32, "--dtype", "bf16"}, selHost(t, []int{4}, float32(1.015625), 1.015625, 1.015625, 3)},
+		{[]string{"select", cond1, f32, b1, "--dtype", "bf16"}, selHost(t, []int{4}, 1, 20, float32(math.Inf(-1)), 40)},
 	} {
 		selSame(t, strings.Join(c.args, " "), selRun(t, out, append(c.args, "-o", out)...), c.want)
 	}
@@ -135,6 +136,9 @@ func TestSelectCommandErrors(t *testing.T) {
 		{nil, []string{"select", b2, u8, f32, "-o", out}, 2, "vkops: select: then is u8 but else is f32"},
 		{nil, []string{"select", u8, u8, u8, "-o", out}, 2, "vkops: select: cond must be bool, got u8"},
 		{nil, []string{"select", c, a, a, "-o", out, "--broadcast", "bidirectional"}, 2, `vkops: select: unknown --broadcast "bidirectional"`},
+		{nil, []string{"select", b2, u8, u8, "-o", out, "--dtype", "bf16"}, 2, "vkops: select: --dtype bf16 takes float32 files, " + u8 + " is u8"},
+		{nil, []string{"select", b2, f32, f32, "-o", out, "--dtype", "f16"}, 2, "vkops: select: --dtype f16: select takes its type"},
+		{nil, []string{"select", b2, f32, f32, "-o", out, "--dtype", "f8"}, 2, "vkops: select: --dtype: unknown element type"},
 		{nil, []string{"select", c, a, "-o", out}, 2, "vkops: select: want COND THEN ELSE files, got 2 arguments"},
 		{nil, []string{"select", c, a, a}, 2, "vkops: select: -o OUT is required"},
 		{nil, []string{"select", c, a, filepath.Join(dir, "missing.npy"), "-o", out}, 2, "vkops: select: npy: open"},
