@@ -23,10 +23,18 @@ faster); with several runs, each figure is their median and its range.
 rather than running the peers again.
 
     /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R] [--ops OPS]
+    /usr/bin/python3 bench/peers.py --zoo [--dtypes f32] [--vkops V.json...]
+
+--zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
+--pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
+--pattern zoo --json`) it prints each pattern beside vkops, with the ratio of
+the faster peer's wall time to vkops's, and the worst ratio.
     /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
 """
 import argparse
 import json
+import math
+import os
 import statistics
 import time
 
@@ -234,6 +242,98 @@ def run(args):
     return results
 
 
+def zoo_patterns():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.json")) as f:
+        return json.load(f)
+
+
+def run_zoo(args):
+    """The zoo's patterns on numpy and torch, as bench/zoo.go's cases:
+    select (numpy and pdpd broadcast alike here: pdpd's operands align
+    on the right) or where, a null then or else being a scalar."""
+    rng = np.random.default_rng(1)
+    results = []
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    for dname in args.dtypes.split(","):
+        dt = DTYPES[dname]
+        size = 2 if dt is None else np.dtype(dt).itemsize
+        host = np.float32 if dt is None else dt
+        for p in zoo_patterns():
+            # 0-D shapes: arrays still, not numpy scalars.
+            cond = np.asarray(rng.random(p["cond"], dtype=np.float32) < 0.5)
+            then = np.asarray(rand(p["then"], host, rng)) if p["then"] is not None else None
+            other = np.asarray(rand(p["else"], host, rng)) if p["else"] is not None else None
+            out_shape = tuple(p["out"])
+            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (p["then"], p["else"]) if s is not None)
+            nbytes += int(np.prod(out_shape)) * size
+            if dt is not None:
+                a = then if then is not None else dt(scalar(dname, True))
+                b = other if other is not None else dt(scalar(dname, False))
+                t = timeit(lambda: np.where(cond, a, b), args.runs)
+                results.append(result("numpy", p["op"], p["name"], dname, out_shape, t, nbytes))
+            if torch is not None:
+                tdt = getattr(torch, TORCH_DTYPES[dname])
+                tc = torch.from_numpy(cond)
+                ta = (torch.from_numpy(then).to(tdt) if then is not None
+                      else torch.tensor(scalar(dname, True), dtype=tdt))
+                tb = (torch.from_numpy(other).to(tdt) if other is not None
+                      else torch.tensor(scalar(dname, False), dtype=tdt))
+                out = torch.empty(out_shape, dtype=tdt)
+                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
+                results.append(result("torch", p["op"], p["name"], dname, out_shape, t, nbytes))
+    return results
+
+
+def zoo_side_by_side(vkops_runs, peer_runs):
+    """A markdown table of the zoo: vkops's GB/s and fraction of copy, the
+    peers' wall times and the ratio of the faster one's to vkops's (above
+    1: vkops is faster), then the worst ratio and the geometric means."""
+    def key(r):
+        return (r["pattern"], r["dtype"])
+    peers = {}
+    for run in peer_runs:
+        for r in run:
+            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
+    vk, order = {}, []
+    for run in vkops_runs:
+        for r in run:
+            if r.get("pattern", "").startswith("zoo-"):
+                if key(r) not in vk:
+                    order.append(key(r))
+                vk.setdefault(key(r), []).append(r)
+    print("| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | torch ms | faster peer / vkops |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    ratios, fracs = [], []
+    for k in order:
+        rs = vk[k]
+        r0 = rs[0]
+        wall = statistics.median(r["wall_median_ms"] for r in rs)
+        gbps = statistics.median(r["gbps"] for r in rs)
+        frac = statistics.median(r["fraction_of_copy"] for r in rs)
+        cells = [f"{r0['op']}/{k[0]}/{k[1]}", str(r0["shape"]).replace(" ", ""), f"{gbps:.2f}", f"{frac:.2f}", f"{wall:.2f}"]
+        best = math.inf
+        for peer in ("numpy", "torch"):
+            ms = peers.get((peer,) + k)
+            if ms:
+                m = statistics.median(ms)
+                best = min(best, m)
+                cells.append(f"{m:.2f}")
+            else:
+                cells.append("–")
+        ratio = best / wall
+        ratios.append((ratio, k))
+        fracs.append(frac)
+        cells.append(f"{ratio:.2f}")
+        print("| " + " | ".join(cells) + " |")
+    if ratios:
+        worst = min(ratios)
+        geo = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+        fgeo = math.exp(sum(math.log(f) for f in fracs) / len(fracs))
+        print(f"\nworst faster-peer / vkops: {worst[0]:.2f} ({worst[1][0]}/{worst[1][1]}); geometric mean {geo:.2f}; "
+              f"of copy: worst {min(fracs):.2f}, geometric mean {fgeo:.2f}")
+
+
 def load(files):
     """JSON lines from each file, grouped by file."""
     out = []
@@ -297,6 +397,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
     p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and", help="comma-separated ops to run")
+    p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
     p.add_argument("--vkops", metavar="FILE", nargs="+",
                    help="`vkops bench --json` outputs, one per run, to set beside the peers")
     p.add_argument("--peers", metavar="FILE", nargs="+",
@@ -306,10 +407,12 @@ def main():
     for d in args.dtypes.split(","):
         if d not in DTYPES:
             raise SystemExit(f"unknown dtype {d!r} (want one of {', '.join(DTYPES)})")
+    measure = run_zoo if args.zoo else run
     if args.vkops:
-        side_by_side(load(args.vkops), load(args.peers) if args.peers else [run(args)])
+        show = zoo_side_by_side if args.zoo else side_by_side
+        show(load(args.vkops), load(args.peers) if args.peers else [measure(args)])
         return
-    results = run(args)
+    results = measure(args)
     if args.json:
         for r in results:
             print(json.dumps(r))
