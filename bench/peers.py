@@ -24,12 +24,12 @@ rather than running the peers again.
 
     /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R] [--ops OPS]
     /usr/bin/python3 bench/peers.py --zoo [--dtypes f32] [--vkops V.json...]
+    /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
 
 --zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
 --pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
 --pattern zoo --json`) it prints each pattern beside vkops, with the ratio of
 the faster peer's wall time to vkops's, and the worst ratio.
-    /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
 """
 import argparse
 import json
