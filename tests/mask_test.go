@@ -348,3 +348,85 @@ func TestMaskLarge(t *testing.T) {
 	maskCheck(t, d, maskOps[1], ops.BroadcastNumpy, &tensor.Host{DType: a.DType, Shape: rows, Data: a.Data[:rows.NumElements()*8]},
 		maskRandom(rng, tensor.F64, tensor.Shape{1, 1024}, pool))
 }
+
+// BenchmarkMask measures the mask kernels at 16M elements, as
+// BenchmarkSelect does Select's: Greater on f32 same-shape and with b a
+// row ([1, 1024]), IsNaN on f32 and f16, LogicalAnd on bool, each with
+// every variant the device can run and with the one it chooses, and a
+// vkCmdCopyBuffer of the same bytes beside them. SetBytes counts the
+// inputs and the bool output; of-copy is the copy's device time over the
+// op's, both in this run, which the machine's other work disturbs less
+// than either figure alone.
+//
+//	go test -run '^$' -bench 'Mask/greater-same/texel64' -count 5 ./tests/
+func BenchmarkMask(b *testing.B) {
+	d := selOpen(b, false)
+	variants := []string{"chosen"}
+	for _, vi := range ops.Variants(d) {
+		if vi.Family == "mask/w4/same" {
+			variants = append(variants, vi.Eligible...)
+		}
+	}
+	const n = 1 << 24
+	rng := rand.New(rand.NewPCG(13, 14))
+	up := func(dt tensor.DType, s ...int) *device.Tensor {
+		ts, _ := selUpload(b, d, selRandom(rng, dt, s))
+		b.Cleanup(ts[0].Free)
+		return ts[0]
+	}
+	x, y, row := up(tensor.F32, n/1024, 1024), up(tensor.F32, n/1024, 1024), up(tensor.F32, 1, 1024)
+	h, p, q := up(tensor.F16, n), up(tensor.Bool, n), up(tensor.Bool, n)
+	gpuTime := func(b *testing.B, f func() error) float64 {
+		ns, err := d.GPUTime(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ns
+	}
+	for _, c := range []struct {
+		name  string
+		bytes int64
+		op    func() (*device.Tensor, error)
+	}{
+		{"greater-same-f32", 9 * n, func() (*device.Tensor, error) { return ops.Greater(x, y) }},
+		{"greater-row-f32", 5*n + 4096, func() (*device.Tensor, error) { return ops.Greater(x, row) }},
+		{"is-nan-f32", 5 * n, func() (*device.Tensor, error) { return ops.IsNaN(x) }},
+		{"is-nan-f16", 3 * n, func() (*device.Tensor, error) { return ops.IsNaN(h) }},
+		{"logical-and-bool", 3 * n, func() (*device.Tensor, error) { return ops.LogicalAnd(p, q) }},
+	} {
+		src, err := d.Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(src.Free)
+		dst, err := d.Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(dst.Free)
+		for _, v := range variants {
+			b.Run(c.name+"/"+v, func(b *testing.B) {
+				if v != "chosen" {
+					b.Setenv("VKOPS_VARIANT", v)
+				}
+				res, err := c.op() // builds the pipeline untimed
+				if err != nil {
+					b.Fatal(err)
+				}
+				res.Free()
+				b.SetBytes(c.bytes)
+				var gpu, cp float64
+				for b.Loop() {
+					gpu += gpuTime(b, func() error {
+						res, err = c.op()
+						return err
+					})
+					res.Free()
+					cp += gpuTime(b, func() error { return d.Copy(dst, src) })
+				}
+				b.ReportMetric(float64(c.bytes)*float64(b.N)/gpu, "gpu-GB/s")
+				b.ReportMetric(cp/gpu, "of-copy")
+			})
+		}
+	}
+}
