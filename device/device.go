@@ -102,6 +102,11 @@ type Options struct {
 	// the driver does best: push, except on lavapipe (see
 	// vk.DescriptorsAuto).
 	Descriptors string
+	// Guard follows every tensor page with bytes of a known pattern and
+	// checks them when the page is freed; Close reports any that a kernel
+	// overwrote. Tests set it; it costs a little host work per allocation
+	// and works where memory is host-visible.
+	Guard bool
 }
 
 func (o *Options) fill() {
@@ -185,6 +190,7 @@ type Device struct {
 	cache     *vk.PipelineCache
 	newPipes  int
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
+	tensors   []Tensor                      // newTensor's block: what is left of it
 	capture   *Replay                       // Capture's, while it runs
 
 	choices      map[string]string
@@ -241,6 +247,7 @@ func Open(opts Options) (*Device, error) {
 	d.pageSize = pageSize(infos[i], opts.PageSize)
 	d.findTexels()
 	d.pool = newPool(dev)
+	d.pool.guard = opts.Guard
 	d.stream.init(d)
 	d.cacheDir = cacheDir(opts.CacheDir)
 	d.loadChoices()
@@ -329,6 +336,7 @@ func (d *Device) Close() error {
 		}
 		d.pipelines = nil
 		d.cache.Destroy()
+		errs = append(errs, d.pool.guardErr)
 		d.pool.destroy()
 		d.dev.Close()
 	}

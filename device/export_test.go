@@ -18,3 +18,12 @@ func (d *Device) DiscardBatches(on bool) {
 	defer d.mu.Unlock()
 	d.stream.discard = on
 }
+
+// ScribblePastEnd writes one byte just past the last page of t, as a
+// kernel writing past its binding would; t's memory must be mapped.
+func (t *Tensor) ScribblePastEnd() {
+	t.d.mu.Lock()
+	defer t.d.mu.Unlock()
+	s := t.pages[len(t.pages)-1]
+	s.buf.Mapped()[s.off+s.size] ^= 0xff
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -145,6 +146,33 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 			}
 			if live := d.LiveObjects(); live != 0 {
 				t.Errorf("%d Vulkan objects live after closing a lost device", live)
+			}
+		})
+	}
+}
+
+// TestGuardCatchesOverrun writes past a tensor's last page as a kernel
+// writing past its binding would; Close of a guarded device reports it,
+// for small (slab) and large (dedicated buffer) tensors alike.
+func TestGuardCatchesOverrun(t *testing.T) {
+	for _, n := range []int{3, 100, 1 << 20} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			d, err := device.Open(device.Options{CacheDir: "-", Guard: true})
+			if errors.Is(err, device.ErrNoDevice) {
+				t.Skip("SKIP: no Vulkan device here")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := d.Empty(tensor.F32, tensor.Shape{n})
+			if err != nil {
+				d.Close()
+				t.Fatal(err)
+			}
+			x.ScribblePastEnd()
+			x.Free()
+			if err := d.Close(); err == nil || !strings.Contains(err.Error(), "past the end") {
+				t.Errorf("Close after an overrun: %v, want an error about writes past the end", err)
 			}
 		})
 	}

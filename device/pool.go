@@ -47,7 +47,19 @@ type pool struct {
 	cached    uint64
 	cacheFIFO []*vk.Buffer
 	live      map[*vk.Buffer]bool // dedicated buffers handed out, for destroy
+	// guard, when set, follows every span with guardBytes of a known
+	// pattern, checked when the span comes back: a kernel that writes past
+	// its binding is found by the test that ran it, not as heap
+	// corruption in the driver much later (lavapipe's device memory is
+	// the process heap). Only mapped memory can be guarded.
+	guard    bool
+	guardErr error // the first overwritten guard found
 }
+
+const (
+	guardBytes = 256 // a slot of the smallest class: binding offsets stay aligned
+	guardByte  = 0xa5
+)
 
 func newPool(dev *vk.Device) *pool {
 	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}, live: map[*vk.Buffer]bool{}}
@@ -74,6 +86,35 @@ func sizeClass(n uint64) uint64 {
 
 // get returns a span of at least n bytes (n > 0).
 func (p *pool) get(n uint64) (span, error) {
+	if !p.guard {
+		return p.getSpan(n)
+	}
+	s, err := p.getSpan(n + guardBytes)
+	if err != nil || s.buf.Mapped() == nil {
+		return s, err
+	}
+	s.size -= guardBytes
+	g := s.buf.Mapped()[s.off+s.size:][:guardBytes]
+	for i := range g {
+		g[i] = guardByte
+	}
+	return s, nil
+}
+
+// checkGuard records in p.guardErr whether the guard after s was written.
+func (p *pool) checkGuard(s span) {
+	g := s.buf.Mapped()[s.off+s.size:][:guardBytes]
+	for i, b := range g {
+		if b != guardByte {
+			if p.guardErr == nil {
+				p.guardErr = fmt.Errorf("device: memory past the end of a %d-byte span was written: guard byte %d is %#x", s.size, i, b)
+			}
+			return
+		}
+	}
+}
+
+func (p *pool) getSpan(n uint64) (span, error) {
 	if n <= 1<<maxSmallShift {
 		shift := max(minSmallShift, bits.Len64(n-1))
 		c := &p.small[shift-minSmallShift]
@@ -139,6 +180,10 @@ func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
 
 // put returns a span; the device must be done with it.
 func (p *pool) put(s span) {
+	if p.guard && s.buf.Mapped() != nil {
+		p.checkGuard(s)
+		s.size += guardBytes
+	}
 	if s.class >= 0 {
 		p.small[s.class].free = append(p.small[s.class].free, s)
 		return

@@ -11,11 +11,13 @@ import (
 	"github.com/vkops/vkops/device"
 )
 
-// Open opens a device for t with validation on and closes it at cleanup.
-// Every validation message fails t.
+// Open opens a device for t with validation and guard bytes on, and closes
+// it at cleanup. Every validation message fails t, and so does a kernel
+// that wrote past a tensor's pages.
 func Open(t testing.TB, opts device.Options) *device.Device {
 	t.Helper()
 	opts.Validation = true
+	opts.Guard = true
 	opts.OnValidation = func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) }
 	if opts.CacheDir == "" {
 		opts.CacheDir = "-"
