@@ -102,10 +102,11 @@ func benchmarkRecord(b *testing.B, d *device.Device) {
 	}
 }
 
-// BenchmarkRecordSelect is BenchmarkRecord for a whole op: ops.Select
-// of four f32 elements, with its checks, planning, output tensor and
-// Free, recorded and dropped.
-func BenchmarkRecordSelect(b *testing.B) {
+// BenchmarkRecordOps is BenchmarkRecord for whole ops on four
+// elements, with their checks, planning, output tensor and Free,
+// recorded and dropped: ops.Select, ops.Where with a scalar, ops.Greater
+// with a scalar, ops.IsNaN and ops.ReduceLogicalOr over all axes.
+func BenchmarkRecordOps(b *testing.B) {
 	d, err := device.Open(device.Options{CacheDir: "-"})
 	if err != nil {
 		b.Skip(err)
@@ -114,20 +115,34 @@ func BenchmarkRecordSelect(b *testing.B) {
 	cond, _ := device.FromSlice(d, []bool{true, false, true, false})
 	x, _ := device.FromSlice(d, []float32{1, 2, 3, 4})
 	y, _ := device.FromSlice(d, []float32{5, 6, 7, 8})
-	if _, err := ops.Select(cond, x, y); err != nil { // chooses the variant
-		b.Fatal(err)
-	}
-	if err := d.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	d.DiscardBatches(true)
-	b.ReportAllocs()
-	for b.Loop() {
-		z, err := ops.Select(cond, x, y)
-		if err != nil {
-			b.Fatal(err)
-		}
-		z.Free()
+	for _, c := range []struct {
+		name string
+		op   func() (*device.Tensor, error)
+	}{
+		{"select", func() (*device.Tensor, error) { return ops.Select(cond, x, y) }},
+		{"where-scalar", func() (*device.Tensor, error) { return ops.Where(cond, x, ops.Scalar(0, tensor.F32)) }},
+		{"greater-scalar", func() (*device.Tensor, error) { return ops.Greater(x, float32(2)) }},
+		{"is-nan", func() (*device.Tensor, error) { return ops.IsNaN(x) }},
+		{"reduce-or", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(cond, nil) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d.DiscardBatches(false)
+			if _, err := c.op(); err != nil { // chooses the variant
+				b.Fatal(err)
+			}
+			if err := d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			d.DiscardBatches(true)
+			b.ReportAllocs()
+			for b.Loop() {
+				z, err := c.op()
+				if err != nil {
+					b.Fatal(err)
+				}
+				z.Free()
+			}
+		})
 	}
 }
 

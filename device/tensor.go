@@ -35,6 +35,11 @@ func (t *Tensor) DType() tensor.DType { return t.dtype }
 // Shape returns a copy of the shape.
 func (t *Tensor) Shape() tensor.Shape { return t.shape.Clone() }
 
+// Dims returns the shape without copying it, for code that only reads
+// it, such as planning an op, where a copy per call would be garbage per
+// op. The caller must not modify it.
+func (t *Tensor) Dims() tensor.Shape { return t.shape }
+
 // Len returns the number of elements.
 func (t *Tensor) Len() int { return t.shape.NumElements() }
 
@@ -59,13 +64,14 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	t := &Tensor{d: d, dtype: dt, bytes: n * uint64(dt.Size())}
+	t := d.newTensor()
+	*t = Tensor{d: d, dtype: dt, bytes: n * uint64(dt.Size())}
 	t.shape = append(t.dims[:0:len(t.dims)], shape...)
 	t.pages = t.page0[:0:len(t.page0)]
 	// Refuse what cannot fit before allocating any page of it.
 	if !d.pool.fits(t.bytes) {
 		return nil, fmt.Errorf("device: tensor %v%v (%s): %w: the %s heap has %s in use",
-			dt, shape, humanBytes(t.bytes), ErrOutOfMemory, humanBytes(d.pool.heapLimit), humanBytes(d.pool.inUse))
+			dt, t.shape, humanBytes(t.bytes), ErrOutOfMemory, humanBytes(d.pool.heapLimit), humanBytes(d.pool.inUse))
 	}
 	for off := uint64(0); off < t.bytes; off += d.pageSize {
 		// Pages are padded to whole 16-byte words: kernels read and write
@@ -74,11 +80,27 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 		s, err := d.pool.get(want)
 		if err != nil {
 			d.releasePages(t.pages)
-			return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, shape, humanBytes(t.bytes), err)
+			return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, t.shape, humanBytes(t.bytes), err)
 		}
 		t.pages = append(t.pages, s)
 	}
 	return t, nil
+}
+
+// tensorBlock is how many tensors newTensor allocates at once.
+const tensorBlock = 64
+
+// newTensor returns memory for a tensor; d.mu must be held. Ops make a
+// tensor each, so tensors come from blocks of tensorBlock: one
+// allocation per block rather than per op. A block lives until none of
+// its tensors is referenced, a few KiB at most.
+func (d *Device) newTensor() *Tensor {
+	if len(d.tensors) == 0 {
+		d.tensors = make([]Tensor, tensorBlock)
+	}
+	t := &d.tensors[0]
+	d.tensors = d.tensors[1:]
+	return t
 }
 
 func (d *Device) releasePages(pages []span) {

@@ -8,132 +8,185 @@ import (
 )
 
 // maxRank is the most dimensions an elementwise kernel walks once
-// adjacent dimensions have been merged (see collapse).
+// adjacent dimensions have been merged (see newLayout).
 const maxRank = 8
+
+// maxOperands is the most operands an elementwise kernel has: three
+// inputs and the output.
+const maxOperands = 4
 
 // layout is the iteration space of an elementwise op: the output's
 // dimensions, outermost first, and for each input the element stride it
 // takes along each of them, 0 where it is broadcast. The output itself is
-// contiguous.
+// contiguous. It is a value of fixed size, so that planning an op
+// allocates nothing.
 type layout struct {
-	dims    []int
-	strides [][]int
+	// rank counts the dimensions; past maxRank only the count is right,
+	// and such a layout is refused (rankError).
+	rank    int
+	inputs  int
+	dims    [maxRank]int
+	strides [maxOperands - 1][maxRank]int
 }
 
 // newLayout lays out inputs of the given shapes, each of which must
-// broadcast one way to out, and collapses the result.
+// broadcast one way to out (a nil shape, a scalar, is broadcast
+// everywhere). It drops dimensions of size 1 and merges each pair of
+// adjacent dimensions that every input steps through alike, as if they
+// were one (an input contiguous across both, or broadcast in both). Most
+// broadcasts become one to three dimensions, and the kernel's index math
+// shrinks with them. A 0-D or all-ones shape becomes [1].
 func newLayout(out tensor.Shape, ins ...tensor.Shape) layout {
-	l := layout{dims: out.Clone()}
-	for _, s := range ins {
-		l.strides = append(l.strides, tensor.BroadcastStrides(s, out))
+	l := layout{inputs: len(ins)}
+	// Innermost first, so that each input's own strides are the running
+	// products of its dimensions. The open group of merged dimensions has
+	// size g and, per input, the stride of its innermost dimension.
+	var own, st, group [maxOperands - 1]int
+	for x := range ins {
+		own[x] = 1
 	}
-	return l.collapse()
-}
-
-// collapse drops dimensions of size 1 and merges each pair of adjacent
-// dimensions that every input steps through alike, as if they were one
-// (an input contiguous across both, or broadcast in both). Most broadcasts
-// become one to three dimensions, and the kernel's index math shrinks with
-// them. A 0-D or all-ones shape becomes [1].
-func (l layout) collapse() layout {
-	c := layout{strides: make([][]int, len(l.strides))}
-	for d, n := range l.dims {
+	g, open := 1, false
+	for d := len(out) - 1; d >= 0; d-- {
+		n := out[d]
 		if n == 1 {
 			continue
 		}
-		last := len(c.dims) - 1
-		merge := last >= 0
-		for x := range l.strides {
-			if merge && c.strides[x][last] != l.strides[x][d]*n {
+		merge := open
+		for x, s := range ins {
+			st[x] = 0
+			if i := d - (len(out) - len(s)); i >= 0 && s[i] != 1 {
+				st[x] = own[x]
+				own[x] *= s[i]
+			}
+			if merge && st[x] != group[x]*g {
 				merge = false
 			}
 		}
 		if merge {
-			c.dims[last] *= n
-			for x := range l.strides {
-				c.strides[x][last] = l.strides[x][d]
-			}
+			g *= n
 			continue
 		}
-		c.dims = append(c.dims, n)
-		for x := range l.strides {
-			c.strides[x] = append(c.strides[x], l.strides[x][d])
+		if open {
+			l.push(g, &group)
+		}
+		g, group, open = n, st, true
+	}
+	if open || l.rank == 0 {
+		l.push(g, &group)
+	}
+	if l.rank <= maxRank {
+		slices.Reverse(l.dims[:l.rank])
+		for x := range l.inputs {
+			slices.Reverse(l.strides[x][:l.rank])
 		}
 	}
-	if len(c.dims) == 0 {
-		c.dims = []int{1}
-		for x := range c.strides {
-			c.strides[x] = []int{0}
+	return l
+}
+
+// push adds a dimension of size n with the inputs' strides, innermost
+// first, counting those past maxRank without keeping them.
+func (l *layout) push(n int, st *[maxOperands - 1]int) {
+	if l.rank < maxRank {
+		l.dims[l.rank] = n
+		for x := range l.inputs {
+			l.strides[x][l.rank] = st[x]
 		}
 	}
-	return c
+	l.rank++
+}
+
+// operandStrides returns the strides of the inputs and, after them, of
+// the contiguous output.
+func (l *layout) operandStrides() (st [maxOperands][maxRank]int) {
+	copy(st[:], l.strides[:l.inputs])
+	p := 1
+	for d := l.rank - 1; d >= 0; d-- {
+		st[l.inputs][d] = p
+		p *= l.dims[d]
+	}
+	return st
 }
 
 // piece is a box of a layout that one dispatch covers: a fixed prefix of
-// outer coordinates, a range of the next dimension, and every dimension
-// inside it whole. In every operand the elements it touches lie in one
-// page.
+// outer coordinates, count coordinates of dimension k from there, and
+// every dimension inside k whole. In every operand the elements it
+// touches lie in one page.
 type piece struct {
-	dims  []int // the box's shape: the range, then the inner dimensions
-	first []int // the box's first element in each input, then the output
+	k, count int
+	first    [maxOperands]int // the box's first element in each input, then the output
 }
 
-// span returns how many elements past first the piece reaches in an
-// operand with the given strides (those of the piece's dimensions).
-func (p piece) span(strides []int) int {
-	s := 0
-	for i, n := range p.dims {
-		s += (n - 1) * strides[len(strides)-len(p.dims)+i]
+// reach returns how many elements past first the piece reaches in an
+// operand with strides st, in layout l.
+func (p *piece) reach(l *layout, st *[maxRank]int) int {
+	s := (p.count - 1) * st[p.k]
+	for m := p.k + 1; m < l.rank; m++ {
+		s += (l.dims[m] - 1) * st[m]
 	}
 	return s
 }
 
 // pieces splits the layout into boxes in which every operand's touched
-// bytes lie in one page of pageSize bytes. sizes holds the element size of
-// each input, then of the output. Strides are nonnegative, so over a box
-// an operand reaches from its offset at the box's first element to its
-// offset at the last, and a box can be measured in constant time; boxes
-// are made as long as they fit, and a slice of a dimension that fits
-// nowhere is split along the next one. A single element always fits, as
-// pages hold whole elements.
-func (l layout) pieces(sizes []int, pageSize int) []piece {
-	strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
-	var out []piece
-	var walk func(k int, first []int)
-	walk = func(k int, first []int) {
-		// What each operand covers inside one slice of dimension k.
-		inner := make([]int, len(strides))
-		for x, st := range strides {
-			for m := k + 1; m < len(l.dims); m++ {
-				inner[x] += (l.dims[m] - 1) * st[m]
-			}
-		}
-		for i := 0; i < l.dims[k]; {
-			at := make([]int, len(strides))
-			count := l.dims[k] - i
-			for x, st := range strides {
-				at[x] = first[x] + i*st[k]
-				w := sizes[x]
-				pageEnd := (at[x]*w/pageSize + 1) * pageSize
-				room := pageEnd/w - at[x] - inner[x] // slices may start at at[x] .. at[x]+room-1
-				switch {
-				case room < 1:
-					count = 0
-				case st[k] > 0:
-					count = min(count, (room-1)/st[k]+1)
-				}
-			}
-			if count == 0 {
-				walk(k+1, at)
-				i++
-				continue
-			}
-			out = append(out, piece{dims: append([]int{count}, l.dims[k+1:]...), first: at})
-			i += count
+// bytes lie in one page of pageSize bytes, and calls f with each in
+// order (by value: a pointer would escape, an allocation per piece). sizes holds the element size of each input, then of the output.
+// Strides are nonnegative, so over a box an operand reaches from its
+// offset at the box's first element to its offset at the last, and a box
+// can be measured in constant time; boxes are made as long as they fit,
+// and a slice of a dimension that fits nowhere is split along the next
+// one. A single element always fits, as pages hold whole elements.
+func (l *layout) pieces(sizes *[maxOperands]int, pageSize int, f func(p piece) error) error {
+	w := pieceWalk{l: l, st: l.operandStrides(), sizes: sizes, page: pageSize, f: f}
+	return w.walk(0, [maxOperands]int{})
+}
+
+type pieceWalk struct {
+	l     *layout
+	st    [maxOperands][maxRank]int
+	sizes *[maxOperands]int
+	page  int
+	f     func(p piece) error
+}
+
+// walk splits dimension k of the slice of the layout that starts at
+// first.
+func (w *pieceWalk) walk(k int, first [maxOperands]int) error {
+	l, ops := w.l, w.l.inputs+1
+	// What each operand covers inside one slice of dimension k.
+	var inner [maxOperands]int
+	for x := range ops {
+		for m := k + 1; m < l.rank; m++ {
+			inner[x] += (l.dims[m] - 1) * w.st[x][m]
 		}
 	}
-	walk(0, make([]int, len(strides)))
-	return out
+	for i := 0; i < l.dims[k]; {
+		p := piece{k: k, count: l.dims[k] - i}
+		for x := range ops {
+			st := w.st[x][k]
+			at := first[x] + i*st
+			p.first[x] = at
+			size := w.sizes[x]
+			pageEnd := (at*size/w.page + 1) * w.page
+			room := pageEnd/size - at - inner[x] // slices may start at at .. at+room-1
+			switch {
+			case room < 1:
+				p.count = 0
+			case st > 0:
+				p.count = min(p.count, (room-1)/st+1)
+			}
+		}
+		if p.count == 0 {
+			if err := w.walk(k+1, p.first); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		if err := w.f(p); err != nil {
+			return err
+		}
+		i += p.count
+	}
+	return nil
 }
 
 // reciprocal returns m and l such that n/d == n*m >> (31+l) for every n
@@ -146,7 +199,7 @@ func reciprocal(d uint32) (m uint32, l uint32) {
 }
 
 // rankError reports a layout beyond maxRank.
-func rankError(op string, l layout) error {
+func rankError(op string, l *layout) error {
 	return invalidf("%s: the broadcast needs %d dimensions after merging adjacent ones, more than the %d the kernels support",
-		op, len(l.dims), maxRank)
+		op, l.rank, maxRank)
 }

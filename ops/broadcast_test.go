@@ -33,8 +33,8 @@ func TestCollapse(t *testing.T) {
 		{tensor.Shape{3, 0, 2}, []tensor.Shape{{3, 0, 2}, {2}}, []int{0, 2}, [][]int{{2, 1}, {0, 1}}},
 	} {
 		l := newLayout(c.out, c.ins...)
-		if !slices.Equal(l.dims, c.dims) || !slices.EqualFunc(l.strides, c.strides, slices.Equal) {
-			t.Errorf("newLayout(%v, %v) = %v %v, want %v %v", c.out, c.ins, l.dims, l.strides, c.dims, c.strides)
+		if !slices.Equal(l.dimList(), c.dims) || !slices.EqualFunc(l.strideList(), c.strides, slices.Equal) {
+			t.Errorf("newLayout(%v, %v) = %v %v, want %v %v", c.out, c.ins, l.dimList(), l.strideList(), c.dims, c.strides)
 		}
 	}
 }
@@ -68,31 +68,70 @@ func TestCollapseKeepsOffsets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		out, ins := randomLayout(rng, 6, 4)
-		full := layout{dims: out}
+		var full [][]int
 		for _, s := range ins {
-			full.strides = append(full.strides, tensor.BroadcastStrides(s, out))
+			full = append(full, tensor.BroadcastStrides(s, out))
 		}
 		l := newLayout(out, ins...)
 		for x := range ins {
-			if got, want := offsets(l.dims, l.strides[x]), offsets(out, full.strides[x]); !slices.Equal(got, want) {
-				t.Fatalf("out %v operand %v: collapsed %v %v gives %v, want %v", out, ins[x], l.dims, l.strides[x], got, want)
+			if got, want := offsets(l.dimList(), l.strideList()[x]), offsets(out, full[x]); !slices.Equal(got, want) {
+				t.Fatalf("out %v operand %v: collapsed %v %v gives %v, want %v", out, ins[x], l.dimList(), l.strideList()[x], got, want)
 			}
 			p := 1
-			for d := len(l.dims) - 1; d >= 0; d-- {
-				if s := l.strides[x][d]; s != 0 {
+			for d := len(l.dimList()) - 1; d >= 0; d-- {
+				if s := l.strideList()[x][d]; s != 0 {
 					if s != p {
-						t.Fatalf("out %v operand %v: collapsed strides %v over %v are not row-major", out, ins[x], l.strides[x], l.dims)
+						t.Fatalf("out %v operand %v: collapsed strides %v over %v are not row-major", out, ins[x], l.strideList()[x], l.dimList())
 					}
-					p *= l.dims[d]
+					p *= l.dimList()[d]
 				}
 			}
 		}
-		for i, n := range l.dims {
-			if n == 1 && len(l.dims) > 1 {
-				t.Fatalf("out %v: collapsed dims %v keep a 1 at %d", out, l.dims, i)
+		for i, n := range l.dimList() {
+			if n == 1 && len(l.dimList()) > 1 {
+				t.Fatalf("out %v: collapsed dims %v keep a 1 at %d", out, l.dimList(), i)
 			}
 		}
 	}
+}
+
+// dimList returns l's dimensions as a slice.
+func (l layout) dimList() []int { return slices.Clone(l.dims[:min(l.rank, maxRank)]) }
+
+// strideList returns each input's strides as a slice.
+func (l layout) strideList() [][]int {
+	st := make([][]int, l.inputs)
+	for x := range st {
+		st[x] = slices.Clone(l.strides[x][:min(l.rank, maxRank)])
+	}
+	return st
+}
+
+// box is a piece as tests see it: its shape, and per operand its first
+// element and how far past it the piece reaches.
+type box struct {
+	dims, first, reach []int
+}
+
+// pieceList returns l's pieces for operands of the given sizes.
+func (l layout) pieceList(sizes []int, page int) []box {
+	var sz [maxOperands]int
+	copy(sz[:], sizes)
+	st := l.operandStrides()
+	var boxes []box
+	err := l.pieces(&sz, page, func(p piece) error {
+		b := box{dims: append([]int{p.count}, l.dims[p.k+1:l.rank]...)}
+		for x := range l.inputs + 1 {
+			b.first = append(b.first, p.first[x])
+			b.reach = append(b.reach, p.reach(&l, &st[x]))
+		}
+		boxes = append(boxes, b)
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return boxes
 }
 
 // offsets lists the element offset of each element of dims, in order.
@@ -122,33 +161,36 @@ func TestPieces(t *testing.T) {
 		l := newLayout(out, ins...)
 		sizes := []int{1, 1 << rng.IntN(4), 1 << rng.IntN(4), 1 << rng.IntN(4)}
 		page := 8 << rng.IntN(6)
-		strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
+		strides := append(slices.Clone(l.strideList()), tensor.Shape(l.dimList()).Strides())
 		want := make([][]int, len(strides))
 		for x, st := range strides {
-			want[x] = offsets(l.dims, st)
+			want[x] = offsets(l.dimList(), st)
 		}
 		next := 0
-		for _, p := range l.pieces(sizes, page) {
-			k := len(l.dims) - len(p.dims)
-			if !slices.Equal(p.dims[1:], l.dims[k+1:]) || p.dims[0] < 1 {
-				t.Fatalf("layout %v: piece dims %v are not a box", l.dims, p.dims)
+		for _, p := range l.pieceList(sizes, page) {
+			k := len(l.dimList()) - len(p.dims)
+			if !slices.Equal(p.dims[1:], l.dimList()[k+1:]) || p.dims[0] < 1 {
+				t.Fatalf("layout %v: piece dims %v are not a box", l.dimList(), p.dims)
 			}
 			for x, st := range strides {
 				got := offsets(p.dims, st[k:])
-				lo, hi := p.first[x]*sizes[x], (p.first[x]+p.span(st[k:])+1)*sizes[x]-1
+				lo, hi := p.first[x]*sizes[x], (p.first[x]+p.reach[x]+1)*sizes[x]-1
 				if lo/page != hi/page {
-					t.Fatalf("layout %v sizes %v page %d: piece %v of operand %d spans bytes %d..%d", l.dims, sizes, page, p, x, lo, hi)
+					t.Fatalf("layout %v sizes %v page %d: piece %v of operand %d spans bytes %d..%d", l.dimList(), sizes, page, p, x, lo, hi)
+				}
+				if want := offsets(p.dims, st[k:])[len(got)-1]; p.reach[x] != want {
+					t.Fatalf("layout %v: piece %v reaches %d elements into operand %d, want %d", l.dimList(), p, p.reach[x], x, want)
 				}
 				for i, o := range got {
 					if p.first[x]+o != want[x][next+i] {
-						t.Fatalf("layout %v: piece %v element %d of operand %d at %d, want %d", l.dims, p, i, x, p.first[x]+o, want[x][next+i])
+						t.Fatalf("layout %v: piece %v element %d of operand %d at %d, want %d", l.dimList(), p, i, x, p.first[x]+o, want[x][next+i])
 					}
 				}
 			}
 			next += len(offsets(p.dims, p.dims))
 		}
-		if next != tensor.Shape(l.dims).NumElements() {
-			t.Fatalf("layout %v: pieces cover %d elements, want %d", l.dims, next, tensor.Shape(l.dims).NumElements())
+		if next != tensor.Shape(l.dimList()).NumElements() {
+			t.Fatalf("layout %v: pieces cover %d elements, want %d", l.dimList(), next, tensor.Shape(l.dimList()).NumElements())
 		}
 	}
 }
@@ -158,10 +200,10 @@ func TestPieces(t *testing.T) {
 // page.
 func TestPiecesFew(t *testing.T) {
 	l := newLayout(tensor.Shape{1000, 1024}, tensor.Shape{1000, 1}, tensor.Shape{1000, 1024}, tensor.Shape{1, 1024})
-	if n := len(l.pieces([]int{1, 4, 4, 4}, 1<<30)); n != 1 {
+	if n := len(l.pieceList([]int{1, 4, 4, 4}, 1<<30)); n != 1 {
 		t.Errorf("one page: %d pieces, want 1", n)
 	}
-	if n, want := len(l.pieces([]int{1, 4, 4, 4}, 1<<16)), (1000*1024*4+1<<16-1)>>16; n != want {
+	if n, want := len(l.pieceList([]int{1, 4, 4, 4}, 1<<16)), (1000*1024*4+1<<16-1)>>16; n != want {
 		t.Errorf("pages of 64 KiB: %d pieces, want %d", n, want)
 	}
 }

@@ -1,23 +1,30 @@
 package ops
 
 import (
-	"slices"
+	"math"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
 )
 
-// A span is what an elementwise kernel is told of one piece of a layout
-// (see layout.pieces): each operand's binding and where the piece starts
-// in it, which operands are broadcast along which dimension, and the
-// piece's shape with the reciprocals that divide by it. Operands are the
-// inputs, then the output; a nil tensor (a scalar pushed as a constant)
-// is bound as the first tensor operand is, and never read.
+// Select and the mask ops are elementwise kernels of one design
+// (shaders/select.glsl, shaders/mask.glsl): a layout split into pieces,
+// each a dispatch whose push constants describe the piece's shape, each
+// operand's broadcast and where it starts in its binding. This file is
+// that shared part; an op adds its operands, its kernel variants and its
+// own specialization constants.
+
+// A span is what an elementwise kernel is told of one piece of a layout:
+// each operand's binding and where the piece starts in it, which operands
+// are broadcast along which dimension, and the piece's shape with the
+// reciprocals that divide by it. Operands are the inputs, then the
+// output; a nil tensor (a scalar pushed as a constant) is bound as the
+// first tensor operand is, and never read.
 type span struct {
-	args  []device.Arg
-	base  []uint32 // first element of each operand in its binding
-	masks uint32   // bit 8*x+d: input x is broadcast in dimension d
-	rank  int      // dimensions, innermost first in dims
+	args  [maxOperands]device.Arg
+	base  [maxOperands]uint32 // first element of each operand in its binding
+	masks uint32              // bit 8*x+d: input x is broadcast in dimension d
+	rank  int                 // dimensions, innermost first in dims
 	dims  [maxRank]uint32
 	magic [maxRank]uint32
 	shift [2]uint32 // shift of dims[d] in byte d%4 of word d/4
@@ -25,49 +32,266 @@ type span struct {
 
 // spans binds each piece of l for operands ts (inputs, then the output)
 // of the given element sizes, every binding covering at most pageSize
-// bytes, and calls f with each.
-func (l layout) spans(ts []*device.Tensor, sizes []int, pageSize int, f func(s *span) error) error {
-	strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
-	out := len(ts) - 1
-	for _, p := range l.pieces(sizes, pageSize) {
+// bytes, and calls f with each (by value, as pieces does).
+func (l *layout) spans(ts *[maxOperands]*device.Tensor, sizes *[maxOperands]int, pageSize int, f func(s span) error) error {
+	ops := l.inputs + 1
+	out := l.inputs
+	bound := 0
+	for ts[bound] == nil {
+		bound++
+	}
+	st := l.operandStrides()
+	return l.pieces(sizes, pageSize, func(p piece) error {
 		// A leading dimension of one is a prefix coordinate like the others.
-		dims, k := p.dims, len(l.dims)-len(p.dims)
-		for len(dims) > 1 && dims[0] == 1 {
-			dims, k = dims[1:], k+1
+		k, count := p.k, p.count
+		if count == 1 && k < l.rank-1 {
+			k++
+			count = l.dims[k]
 		}
-		s := span{args: make([]device.Arg, len(ts)), base: make([]uint32, len(ts)), rank: len(dims)}
-		for x, t := range ts {
+		s := span{rank: l.rank - k}
+		for x := range ops {
+			t := ts[x]
 			if t == nil {
 				continue
 			}
-			for i, st := range strides[x][k:] {
-				if st == 0 && x < out {
-					s.masks |= 1 << (8*x + s.rank - 1 - i)
+			if x < out {
+				for i := k; i < l.rank; i++ {
+					if st[x][i] == 0 {
+						s.masks |= 1 << (8*x + l.rank - 1 - i)
+					}
 				}
 			}
 			lo := uint64(p.first[x] * sizes[x])
-			arg, skip, err := t.Window(lo, lo+uint64((p.span(strides[x])+1)*sizes[x]))
+			arg, skip, err := t.Window(lo, lo+uint64((p.reach(l, &st[x])+1)*sizes[x]))
 			if err != nil {
 				return err
 			}
 			s.args[x], s.base[x] = arg, uint32(skip/uint64(sizes[x]))
 		}
 		s.args[out].Write = true
-		bound := slices.IndexFunc(ts, func(t *device.Tensor) bool { return t != nil })
-		for x, t := range ts {
-			if t == nil {
+		for x := range ops {
+			if ts[x] == nil {
 				s.args[x] = s.args[bound]
 			}
 		}
 		for i := range s.rank {
-			s.dims[i] = uint32(dims[s.rank-1-i])
+			n := count
+			if i < s.rank-1 {
+				n = l.dims[l.rank-1-i]
+			}
+			s.dims[i] = uint32(n)
 			m, sh := reciprocal(s.dims[i])
 			s.magic[i] = m
 			s.shift[i/4] |= sh << (8 * (i % 4))
 		}
-		if err := f(&s); err != nil {
-			return err
+		return f(s)
+	})
+}
+
+// elementwiseTuning shapes an elementwise kernel's grid: invocations per
+// workgroup (at most; the device may allow fewer) and, by element size,
+// 16-element chunks per invocation. Tests change an op's tuning to reach
+// other code paths cheaply, such as grids of more than 65535 workgroups.
+type elementwiseTuning struct {
+	group  int
+	chunks [9]int
+}
+
+// elementwise is one run of an elementwise kernel: its operands (inputs,
+// then the output; a nil input, one of the last two, is a scalar whose
+// bits are pushed), their element sizes, the variant and the op's own
+// specialization constants, which follow the shared ones.
+type elementwise struct {
+	ts     [maxOperands]*device.Tensor
+	sizes  [maxOperands]int
+	bits   [2]uint64 // the last two inputs' bits where they are scalars
+	width  int       // the element size that picks the tuning's chunks
+	tuning *elementwiseTuning
+	v      *variant
+	spec   [3]uint32
+	nspec  int
+}
+
+// dispatch fills the output over layout l, one dispatch per piece, or
+// per part of a piece: blocks that are whole and lie in one innermost run
+// take a kernel without the element-by-element code (on SIMD-on-CPU
+// drivers such as lavapipe, a path that any lane of a SIMD group might
+// take costs every lane its time). A kernel told so (WHOLE) runs only
+// such blocks: every block of a piece whose rows and start are whole
+// blocks, or the middle of a one-dimensional piece, whose ends then run
+// apart.
+func (e *elementwise) dispatch(d *device.Device, l *layout) error {
+	ins := l.inputs
+	out := ins
+	lim := d.Info().Limits
+	group := uint32(min(e.tuning.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))
+	var pushed uint32
+	for i := range 2 {
+		if e.ts[ins-2+i] == nil {
+			pushed |= 1 << i
 		}
 	}
-	return nil
+	return l.spans(&e.ts, &e.sizes, selectSpan(d, e.v), func(s span) error {
+		rank, kd := s.rank, s.dims
+		n := uint32(1)
+		for i := range rank {
+			n *= kd[i]
+		}
+		// Where rows are whole chunks, blocks of the most chunks that
+		// rows hold a whole number of, so that no block straddles rows.
+		chunks := uint32(e.tuning.chunks[e.width])
+		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
+			chunks--
+		}
+		elems := 16 * chunks
+		// Contiguous operands stay 16-byte aligned block after block when
+		// they start aligned as the output does and rows come in whole
+		// vectors; then the kernel can skip its funnel shifts. The inputs
+		// that stay constant along the innermost dimension (inner) are
+		// read once per block instead of by vectors.
+		aligned := uint32(1)
+		if rank > 1 && kd[0]%16 != 0 {
+			aligned = 0
+		}
+		var inner uint32
+		for x := range ins {
+			bcast := s.masks>>(8*x)&1 != 0
+			if bcast {
+				inner |= 1 << x
+			}
+			if e.ts[x] != nil && !bcast && (int(s.base[x])-int(s.base[out]))*e.sizes[x]%16 != 0 {
+				aligned = 0
+			}
+		}
+		var spec [8 + len(e.spec)]uint32
+		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
+		copy(spec[8:], e.spec[:e.nspec])
+		launch := func(base [maxOperands]uint32, n uint32, whole bool) error {
+			kd := kd
+			if rank == 1 {
+				kd[0] = n
+			}
+			blocks := (base[out]+n+elems-1)/elems - base[out]/elems
+			grid, err := d.Grid(uint64((blocks + group - 1) / group))
+			if err != nil {
+				return err
+			}
+			var buf [4 * 32]byte
+			push := words(buf[:0]).u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(s.masks).u32(base[:out+1]...).u32(grid[0])
+			if len(push)%8 != 0 { // the scalars are 8-byte aligned
+				push = push.u32(0)
+			}
+			push = push.u64(e.bits[0]).u64(e.bits[1])
+			spec[7] = b2u(whole)
+			return d.Dispatch(e.v.kernel, spec[:8+e.nspec], s.args[:out+1], push, grid)
+		}
+		first, end := s.base[out], s.base[out]+n
+		lo, hi := (first+elems-1)/elems*elems, end/elems*elems
+		switch {
+		case rank > 1 && first%elems == 0 && kd[0]%elems == 0:
+			return launch(s.base, n, true)
+		case rank == 1 && lo < hi:
+			for _, r := range [3][2]uint32{{first, lo}, {lo, hi}, {hi, end}} {
+				if r[0] == r[1] {
+					continue
+				}
+				sub := s.base
+				for x := range ins {
+					if e.ts[x] != nil && inner>>x&1 == 0 {
+						sub[x] += r[0] - first
+					}
+				}
+				sub[out] = r[0]
+				if err := launch(sub, r[1]-r[0], r[0] == lo); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return launch(s.base, n, false)
+	})
+}
+
+// elementwiseClass returns whether every tensor operand of l runs
+// contiguously beside the output (scalars, nil in ts, count as
+// contiguous: they cost no loads), or some are broadcast.
+func elementwiseClass(l *layout, ts *[maxOperands]*device.Tensor) selectClass {
+	if l.rank != 1 {
+		return selectBroadcast
+	}
+	for x := range l.inputs {
+		if ts[x] != nil && l.strides[x][0] != 1 {
+			return selectBroadcast
+		}
+	}
+	return selectSame
+}
+
+// measureBytes is the size of each operand in the runs that
+// measureElementwise times: large enough that a dispatch's fixed cost is
+// small beside it, small enough that measuring every variant of a family
+// on first use takes a fraction of a second on lavapipe.
+const measureBytes = 16 << 20
+
+// measureElementwise times run on d over operands of types dts (inputs,
+// then the output) of measureBytes of the widest elements, or a page
+// where pages are smaller (tests' tiny pages would make it thousands of
+// dispatches), in class c: same-shape operands, or the first input
+// broadcast along rows and the last along columns ([r, 1] and [1, k]
+// against [r, k], with rows k of up to 1024 elements). It returns the
+// fastest of five timed runs after one that builds the pipeline: other
+// work on the machine only ever slows a run down, and on a CPU driver it
+// comes in bursts.
+func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run func(l *layout, ts *[maxOperands]*device.Tensor) error) (float64, error) {
+	w := 1
+	for _, dt := range dts {
+		w = max(w, dt.Size())
+	}
+	n := int(min(measureBytes, d.PageSize())) / w
+	k := min(n, 1024)
+	out := tensor.Shape{n / k, k}
+	ins := len(dts) - 1
+	shapes := make([]tensor.Shape, ins)
+	for x := range shapes {
+		shapes[x] = out
+		if c == selectBroadcast && x == 0 {
+			shapes[x] = tensor.Shape{n / k, 1}
+		} else if c == selectBroadcast && x == ins-1 {
+			shapes[x] = tensor.Shape{1, k}
+		}
+	}
+	var ts [maxOperands]*device.Tensor
+	defer func() {
+		for _, t := range ts {
+			t.Free()
+		}
+	}()
+	for x, dt := range dts {
+		s := out
+		if x < ins {
+			s = shapes[x]
+		}
+		t, err := d.Empty(dt, s)
+		if err != nil {
+			return 0, err
+		}
+		ts[x] = t
+	}
+	l := newLayout(out, shapes...)
+	timed := func() error { return run(&l, &ts) }
+	if err := timed(); err != nil {
+		return 0, err
+	}
+	if err := d.Sync(); err != nil {
+		return 0, err
+	}
+	best := math.Inf(1)
+	for range 5 {
+		ns, err := d.GPUTime(timed)
+		if err != nil {
+			return 0, err
+		}
+		best = min(best, ns)
+	}
+	return best, nil
 }

@@ -198,40 +198,44 @@ func FuzzBroadcastPlan(f *testing.F) {
 			}
 		}
 		l := newLayout(out, ins...)
+		if l.rank > maxRank {
+			if l.rank > len(out) {
+				t.Fatalf("out %v: collapsed to %d dims", out, l.rank)
+			}
+			return // rankError: refused before anything is allocated
+		}
+		dims, lst := l.dimList(), l.strideList()
 
 		// The collapsed layout.
-		if p, ok := fzProduct(l.dims); !ok || p != n {
-			t.Fatalf("out %v: collapsed dims %v hold %d elements, want %d", out, l.dims, p, n)
+		if p, ok := fzProduct(dims); !ok || p != n {
+			t.Fatalf("out %v: collapsed dims %v hold %d elements, want %d", out, dims, p, n)
 		}
-		if len(l.dims) == 0 || len(l.dims) > max(len(out), 1) || len(l.strides) != 3 {
-			t.Fatalf("out %v: collapsed to dims %v with %d operands", out, l.dims, len(l.strides))
+		if len(dims) == 0 || len(dims) > max(len(out), 1) || len(lst) != 3 {
+			t.Fatalf("out %v: collapsed to dims %v with %d operands", out, dims, len(lst))
 		}
-		for i, d := range l.dims {
-			if d == 1 && len(l.dims) > 1 {
-				t.Fatalf("out %v: collapsed dims %v keep a 1 at %d", out, l.dims, i)
+		for i, d := range dims {
+			if d == 1 && len(dims) > 1 {
+				t.Fatalf("out %v: collapsed dims %v keep a 1 at %d", out, dims, i)
 			}
 		}
-		for x, st := range l.strides {
-			if len(st) != len(l.dims) {
-				t.Fatalf("out %v: operand %d has %d strides for %d dims", out, x, len(st), len(l.dims))
+		for x, st := range lst {
+			if len(st) != len(dims) {
+				t.Fatalf("out %v: operand %d has %d strides for %d dims", out, x, len(st), len(dims))
 			}
 			// Row-major over the dimensions the operand is not broadcast in,
 			// and reaching its last element exactly.
 			p := 1
-			for d := len(l.dims) - 1; d >= 0; d-- {
+			for d := len(dims) - 1; d >= 0; d-- {
 				if s := st[d]; s != 0 {
 					if s != p {
-						t.Fatalf("out %v operand %d %v: strides %v over %v are not row-major", out, x, ins[x], st, l.dims)
+						t.Fatalf("out %v operand %d %v: strides %v over %v are not row-major", out, x, ins[x], st, dims)
 					}
-					p *= l.dims[d]
+					p *= dims[d]
 				}
 			}
 			if n > 0 && ins[x] != nil && p != ins[x].NumElements() {
-				t.Fatalf("out %v operand %d %v: strides %v over %v reach %d elements, want %d", out, x, ins[x], st, l.dims, p, ins[x].NumElements())
+				t.Fatalf("out %v operand %d %v: strides %v over %v reach %d elements, want %d", out, x, ins[x], st, dims, p, ins[x].NumElements())
 			}
-		}
-		if len(l.dims) > maxRank {
-			return // rankError: refused before anything is allocated
 		}
 		if n == 0 {
 			return // nothing is dispatched
@@ -241,7 +245,7 @@ func FuzzBroadcastPlan(f *testing.F) {
 			for x, s := range ins {
 				full := tensor.BroadcastStrides(s, out)
 				for e := range n {
-					if got, want := fzDot(fzIndex(e, l.dims), l.strides[x]), fzDot(fzIndex(e, out), full); got != want {
+					if got, want := fzDot(fzIndex(e, dims), lst[x]), fzDot(fzIndex(e, out), full); got != want {
 						t.Fatalf("out %v operand %d %v: element %d at %d collapsed, %d uncollapsed", out, x, s, e, got, want)
 					}
 				}
@@ -261,8 +265,8 @@ func FuzzBroadcastPlan(f *testing.F) {
 		if n > 1<<16 && page < biggest {
 			return // too many pieces to walk in a fuzz iteration
 		}
-		strides := append(slices.Clone(l.strides), tensor.Shape(l.dims).Strides())
-		pieces := l.pieces(sizes, page)
+		strides := append(slices.Clone(lst), tensor.Shape(dims).Strides())
+		pieces := l.pieceList(sizes, page)
 		if page >= biggest && len(pieces) != 1 {
 			t.Fatalf("out %v: every operand fits one page of %d bytes, yet %d pieces", out, page, len(pieces))
 		}
@@ -286,26 +290,26 @@ func FuzzBroadcastPlan(f *testing.F) {
 		}
 		next := 0
 		for _, p := range pieces {
-			k := len(l.dims) - len(p.dims)
-			if k < 0 || len(p.dims) == 0 || p.dims[0] < 1 || !slices.Equal(p.dims[1:], l.dims[k+1:]) || len(p.first) != 4 {
-				t.Fatalf("layout %v: piece %+v is not a box of it", l.dims, p)
+			k := len(dims) - len(p.dims)
+			if k < 0 || len(p.dims) == 0 || p.dims[0] < 1 || !slices.Equal(p.dims[1:], dims[k+1:]) || len(p.first) != 4 {
+				t.Fatalf("layout %v: piece %+v is not a box of it", dims, p)
 			}
-			if p.dims[0] > l.dims[k] {
-				t.Fatalf("layout %v: piece %+v is longer than its dimension", l.dims, p)
+			if p.dims[0] > dims[k] {
+				t.Fatalf("layout %v: piece %+v is longer than its dimension", dims, p)
 			}
 			count, _ := fzProduct(p.dims)
 			// The output is contiguous: the pieces tile it in order.
 			if p.first[3] != next {
-				t.Fatalf("layout %v page %d: piece %+v starts the output at %d, want %d", l.dims, page, p, p.first[3], next)
+				t.Fatalf("layout %v page %d: piece %+v starts the output at %d, want %d", dims, page, p, p.first[3], next)
 			}
-			at := fzIndex(next, l.dims)
+			at := fzIndex(next, dims)
 			for x, st := range strides {
 				if want := fzDot(at, st); p.first[x] != want {
-					t.Fatalf("layout %v: piece %+v starts operand %d at %d, want %d", l.dims, p, x, p.first[x], want)
+					t.Fatalf("layout %v: piece %+v starts operand %d at %d, want %d", dims, p, x, p.first[x], want)
 				}
-				lo, hi := p.first[x]*sizes[x], (p.first[x]+p.span(st[k:])+1)*sizes[x]-1
+				lo, hi := p.first[x]*sizes[x], (p.first[x]+p.reach[x]+1)*sizes[x]-1
 				if lo/page != hi/page {
-					t.Fatalf("layout %v sizes %v page %d: piece %+v reads operand %d bytes %d..%d, across pages", l.dims, sizes, page, p, x, lo, hi)
+					t.Fatalf("layout %v sizes %v page %d: piece %+v reads operand %d bytes %d..%d, across pages", dims, sizes, page, p, x, lo, hi)
 				}
 			}
 			if res != nil {
@@ -331,7 +335,7 @@ func FuzzBroadcastPlan(f *testing.F) {
 			next += count
 		}
 		if next != n {
-			t.Fatalf("layout %v page %d: pieces cover %d elements, want %d", l.dims, page, next, n)
+			t.Fatalf("layout %v page %d: pieces cover %d elements, want %d", dims, page, next, n)
 		}
 		if res == nil {
 			return

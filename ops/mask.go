@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
@@ -69,10 +68,7 @@ func keyOf(dt tensor.DType) uint32 {
 // broadcasting treats it as cpuref treats a 0-D operand.
 func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
 	op := m.name
-	var c selectConfig
-	for _, o := range opts {
-		o(&c)
-	}
+	c := configure(opts)
 	if c.broadcast > BroadcastPDPD {
 		return nil, invalidf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, c.broadcast)
 	}
@@ -115,6 +111,7 @@ func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
 		}
 	}
 	as, bs := args[0].shape(), args[1].shape()
+	var buf [maxRank]int
 	var out tensor.Shape
 	switch c.broadcast {
 	case BroadcastNone:
@@ -129,7 +126,7 @@ func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
 		out = as
 	default:
 		var clash *tensor.Clash
-		if out, clash = tensor.Broadcast(as, bs); clash != nil {
+		if out, clash = tensor.AppendBroadcast(buf[:0], as, bs); clash != nil {
 			return nil, invalidf("%s: a shape %v and b shape %v do not broadcast (%v)", op, as, bs, clash)
 		}
 	}
@@ -149,7 +146,7 @@ func (m *maskOp) unary(a *device.Tensor, detect uint32) (*device.Tensor, error) 
 		return nil, err
 	}
 	// b is never read: it is laid out as a, so that it merges as a does.
-	return runMask(m.name, m.code, detect, a.Device(), a.DType(), a.Shape(), operand{t: a}, operand{})
+	return runMask(m.name, m.code, detect, a.Device(), a.DType(), a.Dims(), operand{t: a}, operand{})
 }
 
 func (m *maskOp) check(dt tensor.DType) error {
@@ -170,15 +167,15 @@ func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, 
 	}
 	n := out.NumElements()
 	if n > maxOutputBytes {
-		return nil, invalidf("%s: output: shape %v of bool: %d elements are too many to address", op, out, n)
+		return nil, invalidf("%s: output: shape %v of bool: %d elements are too many to address", op, out.Clone(), n)
 	}
 	bShape := b.shape()
 	if b.t == nil && code >= opNot {
 		bShape = a.shape()
 	}
 	l := newLayout(out, a.shape(), bShape)
-	if len(l.dims) > maxRank {
-		return nil, rankError(op, l)
+	if l.rank > maxRank {
+		return nil, rankError(op, &l)
 	}
 	res, err := d.Empty(tensor.Bool, out)
 	if err != nil {
@@ -187,16 +184,32 @@ func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, 
 	if n == 0 {
 		return res, nil
 	}
-	k := maskKernel{code: code, key: keyOf(dt), detect: detect}
-	v, err := maskFamily(l, a, b, dt.Size()).pick(d)
+	e := maskRun(res, a, b, dt.Size(), code, keyOf(dt), detect)
+	e.v, err = maskFamilies[dt.Size()][elementwiseClass(&l, &e.ts)].pick(d)
 	if err == nil {
-		err = k.dispatch(d, l, res, a, b, dt.Size(), v)
+		err = e.dispatch(d, &l)
 	}
 	if err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
+}
+
+// maskRun returns the elementwise run that fills res with op code of a
+// and b, w-byte elements read as key says; its variant is yet to be
+// chosen. The op, how elements are read and IsInf's attributes are the
+// kernel's own specialization constants.
+func maskRun(res *device.Tensor, a, b operand, w int, code, key, detect uint32) elementwise {
+	return elementwise{
+		ts:     [maxOperands]*device.Tensor{a.t, b.t, res},
+		sizes:  [maxOperands]int{w, w, 1},
+		bits:   [2]uint64{a.bits, b.bits},
+		width:  w,
+		tuning: &maskTuning,
+		spec:   [3]uint32{code, key, detect},
+		nspec:  3,
+	}
 }
 
 // The mask kernels are shaders/mask*.comp, one source compiled once per
@@ -231,155 +244,17 @@ var maskFamilies = func() (fs [9][selectClasses]*family) {
 	return fs
 }()
 
-// maskFamily returns the family that runs layout l of w-byte inputs:
-// "same" when every tensor operand runs contiguously beside the output.
-func maskFamily(l layout, a, b operand, w int) *family {
-	c := selectSame
-	if len(l.dims) != 1 || a.t != nil && l.strides[0][0] != 1 || b.t != nil && l.strides[1][0] != 1 {
-		c = selectBroadcast
-	}
-	return maskFamilies[w][c]
-}
-
-// measureMask times v on d as measureSelect does: less-than of w-byte
-// unsigned integers over measureBytes (or a page) per input, same-shape
-// or with a broadcast along rows and b along columns.
+// measureMask times v on d as measureElementwise does: less-than of
+// w-byte unsigned integers.
 func measureMask(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
-	dt := map[int]tensor.DType{1: tensor.U8, 2: tensor.U16, 4: tensor.U32, 8: tensor.U64}[w]
-	n := int(min(measureBytes, d.PageSize())) / w
-	k := min(n, 1024)
-	out := tensor.Shape{n / k, k}
-	shapes := []tensor.Shape{out, out}
-	if c == selectBroadcast {
-		shapes = []tensor.Shape{{n / k, 1}, {1, k}}
-	}
-	var ts []*device.Tensor
-	defer func() {
-		for _, t := range ts {
-			t.Free()
-		}
-	}()
-	for i, s := range append(shapes, out) {
-		t, err := d.Empty([]tensor.DType{dt, dt, tensor.Bool}[i], s)
-		if err != nil {
-			return 0, err
-		}
-		ts = append(ts, t)
-	}
-	l := newLayout(out, shapes...)
-	k2 := maskKernel{code: opLT, key: keyOf(dt)}
-	run := func() error { return k2.dispatch(d, l, ts[2], operand{t: ts[0]}, operand{t: ts[1]}, w, v) }
-	if err := run(); err != nil {
-		return 0, err
-	}
-	if err := d.Sync(); err != nil {
-		return 0, err
-	}
-	best := math.Inf(1)
-	for range 5 {
-		ns, err := d.GPUTime(run)
-		if err != nil {
-			return 0, err
-		}
-		best = min(best, ns)
-	}
-	return best, nil
+	dt := uintOfSize(w)
+	return measureElementwise(d, []tensor.DType{dt, dt, tensor.Bool}, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
+		e := maskRun(ts[2], operand{t: ts[0]}, operand{t: ts[1]}, w, opLT, keyOf(dt), 0)
+		e.v = v
+		return e.dispatch(d, l)
+	})
 }
 
 // maskTuning shapes the mask kernel's grid as selectTuning does
-// select's: invocations per workgroup and, by input element size,
-// 16-element chunks per invocation. Tests change it to reach other code
-// paths cheaply.
-var maskTuning = struct {
-	group  int
-	chunks [9]int
-}{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 2, 8: 2}}
-
-// maskKernel is what picks the pipeline besides the plan: the op, how
-// elements are read, IsInf's attributes.
-type maskKernel struct {
-	code, key, detect uint32
-}
-
-// dispatch fills res with variant v, one dispatch per piece of the
-// layout, as dispatchSelect does. An operand without a tensor is pushed
-// as a constant.
-func (k maskKernel) dispatch(d *device.Device, l layout, res *device.Tensor, a, b operand, w int, v *variant) error {
-	ts := []*device.Tensor{a.t, b.t, res}
-	lim := d.Info().Limits
-	group := uint32(min(maskTuning.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))
-	var pushed uint32
-	if a.t == nil {
-		pushed |= 1
-	}
-	if b.t == nil {
-		pushed |= 2
-	}
-	sizes := []int{w, w, 1}
-	return l.spans(ts, sizes, selectSpan(d, v), func(s *span) error {
-		rank, kd, masks := s.rank, s.dims, s.masks
-		base := [3]uint32(s.base)
-		n := uint32(1)
-		for i := range rank {
-			n *= kd[i]
-		}
-		chunks := uint32(maskTuning.chunks[w])
-		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
-			chunks--
-		}
-		elems := 16 * chunks
-		aligned := uint32(1)
-		if rank > 1 && kd[0]%16 != 0 {
-			aligned = 0
-		}
-		var inner uint32
-		for x := range 2 {
-			if masks>>(8*x)&1 != 0 {
-				inner |= 1 << x
-			}
-			if pushed>>x&1 == 0 && masks>>(8*x)&1 == 0 && (int(base[x])-int(base[2]))*w%16 != 0 {
-				aligned = 0
-			}
-		}
-		launch := func(base [3]uint32, n uint32, whole bool) error {
-			kd := kd
-			if rank == 1 {
-				kd[0] = n
-			}
-			blocks := (base[2]+n+elems-1)/elems - base[2]/elems
-			grid, err := d.Grid(uint64((blocks + group - 1) / group))
-			if err != nil {
-				return err
-			}
-			push := words{}.u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(masks).u32(base[:]...).u32(grid[0], 0).u64(a.bits).u64(b.bits)
-			spec := []uint32{group, uint32(w), uint32(rank), pushed, chunks, aligned, inner, b2u(whole), k.code, k.key, k.detect}
-			return d.Dispatch(v.kernel, spec, s.args, push, grid)
-		}
-		// As in dispatchSelect: whole blocks in one innermost run take
-		// a kernel without the element-by-element path.
-		first, end := base[2], base[2]+n
-		lo, hi := (first+elems-1)/elems*elems, end/elems*elems
-		switch {
-		case rank > 1 && first%elems == 0 && kd[0]%elems == 0:
-			return launch(base, n, true)
-		case rank == 1 && lo < hi:
-			for _, r := range [][2]uint32{{first, lo}, {lo, hi}, {hi, end}} {
-				if r[0] == r[1] {
-					continue
-				}
-				sub := base
-				for x := range 2 {
-					if pushed>>x&1 == 0 && inner>>x&1 == 0 {
-						sub[x] += r[0] - first
-					}
-				}
-				sub[2] = r[0]
-				if err := launch(sub, r[1]-r[0], r[0] == lo); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return launch(base, n, false)
-	})
-}
+// select's, with chunks by input element size.
+var maskTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 2, 8: 2}}

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 
 	"github.com/vkops/vkops/device"
@@ -38,18 +37,30 @@ func (b Broadcast) String() string {
 	return fmt.Sprintf("broadcast(%d)", uint8(b))
 }
 
-// SelectOption configures Select.
-type SelectOption func(*selectConfig)
+// SelectOption configures Select, and the binary mask ops alike;
+// WithBroadcast makes one. It is a value, not a function, so that
+// passing options allocates nothing.
+type SelectOption struct {
+	broadcast Broadcast
+}
 
+// selectConfig is what the options of a call come to: the last of each
+// kind wins.
 type selectConfig struct {
 	broadcast Broadcast
 }
 
+func configure(opts []SelectOption) selectConfig {
+	var c selectConfig
+	for _, o := range opts {
+		c.broadcast = o.broadcast
+	}
+	return c
+}
+
 // WithBroadcast sets Select's auto_broadcast attribute; the default is
 // BroadcastNumpy.
-func WithBroadcast(b Broadcast) SelectOption {
-	return func(c *selectConfig) { c.broadcast = b }
-}
+func WithBroadcast(b Broadcast) SelectOption { return SelectOption{broadcast: b} }
 
 // Select returns a new tensor whose elements are then's where cond is true
 // and els's where it is false: OpenVINO Select-1 as
@@ -68,10 +79,7 @@ func WithBroadcast(b Broadcast) SelectOption {
 // refused, saying so.
 func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tensor, error) {
 	const op = "select"
-	var c selectConfig
-	for _, o := range opts {
-		o(&c)
-	}
+	c := configure(opts)
 	// The mode is an attribute of the op, so it is checked before the data.
 	if c.broadcast > BroadcastPDPD {
 		return nil, invalidf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, c.broadcast)
@@ -85,7 +93,8 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 	if then.DType() != els.DType() {
 		return nil, invalidf("%s: then is %v but else is %v", op, then.DType(), els.DType())
 	}
-	cs, ts, es := cond.Shape(), then.Shape(), els.Shape()
+	cs, ts, es := cond.Dims(), then.Dims(), els.Dims()
+	var buf [maxRank]int
 	var out tensor.Shape
 	switch c.broadcast {
 	case BroadcastNone:
@@ -96,7 +105,7 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 	case BroadcastNumpy:
 		// Step 1: then and else broadcast each other.
 		var clash *tensor.Clash
-		out, clash = tensor.Broadcast(ts, es)
+		out, clash = tensor.AppendBroadcast(buf[:0], ts, es)
 		if clash != nil {
 			return nil, invalidf("%s: then shape %v and else shape %v do not broadcast (%v)", op, ts, es, clash)
 		}
@@ -120,7 +129,8 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 // broadcasts one way to dst.
 func fitsOneWay(op, name string, src, dst tensor.Shape) error {
 	if clash := tensor.FitsOneWay(src, dst); clash != nil {
-		return invalidf("%s: %s shape %v cannot be broadcast one way to %v (%v)", op, name, src, dst, clash)
+		// Quoting a copy of dst keeps it from escaping (see blend).
+		return invalidf("%s: %s shape %v cannot be broadcast one way to %v (%v)", op, name, src, dst.Clone(), clash)
 	}
 	return nil
 }
@@ -136,7 +146,7 @@ func (o operand) shape() tensor.Shape {
 	if o.t == nil {
 		return nil
 	}
-	return o.t.Shape()
+	return o.t.Dims()
 }
 
 // maxOutputBytes mirrors the largest tensor tensor.New makes, so that an output
@@ -147,17 +157,20 @@ const maxOutputBytes = 1 << 48
 // a's element where cond's is true and b's where it is false. Each
 // operand's shape must fit out one way and a and b must hold dt. If a
 // dispatch fails, the output is freed.
+//
+// Callers may keep out on the stack, so that an op allocates nothing but
+// its output: errors quote a copy of it.
 func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand) (*device.Tensor, error) {
 	if err := out.Validate(); err != nil {
 		return nil, invalidf("%s: output: %v", op, err)
 	}
 	n := out.NumElements()
 	if n > maxOutputBytes/dt.Size() {
-		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, out, dt, n)
+		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, out.Clone(), dt, n)
 	}
-	l := newLayout(out, cond.Shape(), a.shape(), b.shape())
-	if len(l.dims) > maxRank {
-		return nil, rankError(op, l)
+	l := newLayout(out, cond.Dims(), a.shape(), b.shape())
+	if l.rank > maxRank {
+		return nil, rankError(op, &l)
 	}
 	d := cond.Device()
 	res, err := d.Empty(dt, out)
@@ -167,15 +180,29 @@ func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a,
 	if n == 0 {
 		return res, nil
 	}
-	v, err := selectFamily(l, a, b, dt.Size()).pick(d)
+	e := selectRun(&l, res, cond, a, b)
+	e.v, err = selectFamilies[dt.Size()][elementwiseClass(&l, &e.ts)].pick(d)
 	if err == nil {
-		err = dispatchSelect(d, l, res, cond, a, b, v)
+		err = e.dispatch(d, &l)
 	}
 	if err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return res, nil
+}
+
+// selectRun returns the elementwise run that fills res from cond, a and
+// b; its variant is yet to be chosen.
+func selectRun(l *layout, res, cond *device.Tensor, a, b operand) elementwise {
+	w := res.DType().Size()
+	return elementwise{
+		ts:     [maxOperands]*device.Tensor{cond, a.t, b.t, res},
+		sizes:  [maxOperands]int{1, w, w, w},
+		bits:   [2]uint64{a.bits, b.bits},
+		width:  w,
+		tuning: &selectTuning,
+	}
 }
 
 // The select kernels are shaders/select*.comp, one source compiled once
@@ -229,84 +256,31 @@ var selectFamilies = func() (fs [9][selectClasses]*family) {
 	return fs
 }()
 
-// selectFamily returns the family that runs layout l of w-byte elements.
-func selectFamily(l layout, a, b operand, w int) *family {
-	c := selectSame
-	if len(l.dims) != 1 || l.strides[0][0] != 1 || a.t != nil && l.strides[1][0] != 1 || b.t != nil && l.strides[2][0] != 1 {
-		c = selectBroadcast
-	}
-	return selectFamilies[w][c]
-}
-
-// measureBytes is the size of each of then, else and the output in the
-// run that measureSelect times: large enough that a dispatch's fixed
-// cost is small beside it, small enough that measuring every variant of
-// a family on first use takes a fraction of a second on lavapipe.
-const measureBytes = 16 << 20
-
-// measureSelect times v on d over measureBytes of w-byte elements, or a
-// page where pages are smaller (tests' tiny pages would make it
-// thousands of dispatches), in class c: same-shape operands, or cond
-// broadcast along rows and else along columns ([r, 1] and [1, k]
-// against [r, k], with rows k of up to 1024 elements). It returns the
-// fastest of five timed runs after one that builds the pipeline: other
-// work on the machine only ever slows a run down, and on a CPU driver it
-// comes in bursts.
+// measureSelect times v on d as measureElementwise does, over w-byte
+// elements.
 func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
-	dt := map[int]tensor.DType{1: tensor.U8, 2: tensor.U16, 4: tensor.U32, 8: tensor.U64}[w]
-	n := int(min(measureBytes, d.PageSize())) / w
-	k := min(n, 1024)
-	out := tensor.Shape{n / k, k}
-	shapes := []tensor.Shape{out, out, out}
-	if c == selectBroadcast {
-		shapes = []tensor.Shape{{n / k, 1}, out, {1, k}}
-	}
-	var ts []*device.Tensor
-	defer func() {
-		for _, t := range ts {
-			t.Free()
-		}
-	}()
-	for i, s := range append(shapes, out) {
-		t, err := d.Empty([]tensor.DType{tensor.Bool, dt, dt, dt}[i], s)
-		if err != nil {
-			return 0, err
-		}
-		ts = append(ts, t)
-	}
-	l := newLayout(out, shapes...)
-	run := func() error { return dispatchSelect(d, l, ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]}, v) }
-	if err := run(); err != nil {
-		return 0, err
-	}
-	if err := d.Sync(); err != nil {
-		return 0, err
-	}
-	best := math.Inf(1)
-	for range 5 {
-		ns, err := d.GPUTime(run)
-		if err != nil {
-			return 0, err
-		}
-		best = min(best, ns)
-	}
-	return best, nil
+	dt := uintOfSize(w)
+	return measureElementwise(d, []tensor.DType{tensor.Bool, dt, dt, dt}, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
+		e := selectRun(l, ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]})
+		e.v = v
+		return e.dispatch(d, l)
+	})
 }
 
-// selectTuning shapes the select kernel's grid: invocations per
-// workgroup (at most; the device may allow fewer) and, by element size,
-// 16-element chunks per invocation, so that each invocation writes 64
-// bytes or more (fewer chunks where rows of a whole number of chunks
-// need them). Tests change it to reach other code paths cheaply, such
-// as grids of more than 65535 workgroups, or texel views smaller than a
-// page.
-var selectTuning = struct {
-	group  int
-	chunks [9]int
-	// texelBytes, when nonzero, stands for the device's
-	// maxTexelBufferElements in bytes of rgba32ui texels.
-	texelBytes uint64
-}{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}}
+// uintOfSize returns the unsigned integer type of w bytes.
+func uintOfSize(w int) tensor.DType {
+	return map[int]tensor.DType{1: tensor.U8, 2: tensor.U16, 4: tensor.U32, 8: tensor.U64}[w]
+}
+
+// selectTuning shapes the select kernel's grid (elementwiseTuning): by
+// element size, chunks such that each invocation writes 64 bytes or more
+// (fewer chunks where rows of a whole number of chunks need them).
+var selectTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}}
+
+// texelBytes, when nonzero, stands for the device's
+// maxTexelBufferElements in bytes of rgba32ui texels: tests shrink it to
+// plan texel views smaller than a page.
+var texelBytes uint64
 
 // selectSpan returns the bytes that one binding of variant v may cover:
 // a page, or for a texel variant the largest power of two that its views
@@ -318,7 +292,7 @@ var selectTuning = struct {
 func selectSpan(d *device.Device, v *variant) int {
 	span := d.PageSize()
 	if v.kernel.Kinds != nil {
-		limit := selectTuning.texelBytes
+		limit := texelBytes
 		if limit == 0 {
 			limit = uint64(d.Info().Limits.MaxTexelBufferElements) * 16
 		}
@@ -333,103 +307,4 @@ func b2u(b bool) uint32 {
 		return 1
 	}
 	return 0
-}
-
-// dispatchSelect fills res with variant v, one dispatch per piece of the
-// layout. An operand without a tensor is pushed as a constant.
-func dispatchSelect(d *device.Device, l layout, res, cond *device.Tensor, a, b operand, v *variant) error {
-	ts := []*device.Tensor{cond, a.t, b.t, res}
-	w := res.DType().Size()
-	lim := d.Info().Limits
-	group := uint32(min(selectTuning.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))
-	var pushed uint32
-	if a.t == nil {
-		pushed |= 1
-	}
-	if b.t == nil {
-		pushed |= 2
-	}
-	sizes := []int{1, w, w, w}
-	return l.spans(ts, sizes, selectSpan(d, v), func(s *span) error {
-		rank, kd, masks := s.rank, s.dims, s.masks
-		base := [4]uint32(s.base)
-		n := uint32(1)
-		for i := range rank {
-			n *= kd[i]
-		}
-		// Where rows are whole chunks, blocks of the most chunks that
-		// rows hold a whole number of, so that no block straddles rows.
-		chunks := uint32(selectTuning.chunks[w])
-		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
-			chunks--
-		}
-		elems := 16 * chunks
-		// Contiguous operands stay 16-byte aligned block after block when
-		// they start aligned as the output does and rows come in whole
-		// vectors; then the kernel can skip its funnel shifts.
-		aligned := uint32(1)
-		if rank > 1 && kd[0]%16 != 0 {
-			aligned = 0
-		}
-		for x := range 3 {
-			if ts[x] != nil && masks>>(8*x)&1 == 0 && (int(base[x])-int(base[3]))*sizes[x]%16 != 0 {
-				aligned = 0
-			}
-		}
-		// The operands that stay constant along the innermost dimension,
-		// which the kernel's block path reads once instead of by vectors.
-		var inner uint32
-		for x := range 3 {
-			if masks>>(8*x)&1 != 0 {
-				inner |= 1 << x
-			}
-		}
-		launch := func(base [4]uint32, n uint32, whole bool) error {
-			kd := kd
-			if rank == 1 {
-				kd[0] = n
-			}
-			blocks := (base[3]+n+elems-1)/elems - base[3]/elems
-			grid, err := d.Grid(uint64((blocks + group - 1) / group))
-			if err != nil {
-				return err
-			}
-			push := words{}.u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(masks).u32(base[:]...).u32(grid[0]).u64(a.bits).u64(b.bits)
-			spec := []uint32{group, uint32(w), uint32(rank), pushed, chunks, aligned, inner, b2u(whole)}
-			return d.Dispatch(v.kernel, spec, s.args, push, grid)
-		}
-		// Blocks that are whole and lie in one innermost run take a path
-		// without the element-by-element code: on SIMD-on-CPU drivers
-		// such as lavapipe, a path that any lane of a SIMD group might
-		// take costs every lane its time. A kernel told so (WHOLE) runs
-		// only such blocks: every block of a piece whose rows and start
-		// are whole blocks, or the middle of a one-dimensional piece,
-		// whose ends then run apart.
-		first, end := base[3], base[3]+n
-		var err error
-		lo, hi := (first+elems-1)/elems*elems, end/elems*elems
-		switch {
-		case rank > 1 && first%elems == 0 && kd[0]%elems == 0:
-			err = launch(base, n, true)
-		case rank == 1 && lo < hi:
-			for _, r := range [][2]uint32{{first, lo}, {lo, hi}, {hi, end}} {
-				if r[0] == r[1] {
-					continue
-				}
-				sub := base
-				for x := range 3 {
-					if ts[x] != nil && inner>>x&1 == 0 {
-						sub[x] += r[0] - first
-					}
-				}
-				sub[3] = r[0]
-				if err = launch(sub, r[1]-r[0], r[0] == lo); err != nil {
-					break
-				}
-			}
-		default:
-			err = launch(base, n, false)
-		}
-		return err
-	})
 }

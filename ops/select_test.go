@@ -138,9 +138,9 @@ func TestSelectTuning(t *testing.T) {
 // still match cpuref; the portable variant's pieces do not split.
 func TestSelectTexelSpan(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	saved := selectTuning
-	defer func() { selectTuning = saved }()
-	selectTuning.texelBytes = 4096 + 100 // not a power of two: the span rounds down
+	saved := texelBytes
+	defer func() { texelBytes = saved }()
+	texelBytes = 4096 + 100 // not a power of two: the span rounds down
 	for _, v := range selectVariants {
 		want := int(d.PageSize())
 		if v.kernel.Kinds != nil {
@@ -189,8 +189,9 @@ func TestSelectFamilies(t *testing.T) {
 		{[]tensor.Shape{{4, 5}, {}, {4, 5}, {4, 5}}, x, x, selectBroadcast},
 	} {
 		l := newLayout(c.shapes[0], c.shapes[1:]...)
-		if f := selectFamily(l, c.a, c.b, 4); f != selectFamilies[4][c.want] {
-			t.Errorf("shapes %v: family %s, want class %v", c.shapes, f.key, c.want)
+		ts := [maxOperands]*device.Tensor{x.t, c.a.t, c.b.t, x.t}
+		if got := elementwiseClass(&l, &ts); got != c.want {
+			t.Errorf("shapes %v: class %v, want %v", c.shapes, got, c.want)
 		}
 	}
 	f := selectFamilies[4][selectSame]

@@ -74,28 +74,31 @@ func Where(cond *device.Tensor, input, other any) (*device.Tensor, error) {
 	case b.typed:
 		dt = b.dt
 	}
-	for _, o := range []*whereArg{&a, &b} {
+	for _, o := range [2]*whereArg{&a, &b} {
 		if err := o.convert(op, dt); err != nil {
 			return nil, err
 		}
 	}
 
 	// Only tensors shape the output.
-	names := []string{"cond"}
-	shapes := []tensor.Shape{cond.Shape()}
-	for _, o := range []*whereArg{&a, &b} {
+	var names [3]string
+	var shapes [3]tensor.Shape
+	names[0], shapes[0] = "cond", cond.Dims()
+	k := 1
+	for _, o := range [2]*whereArg{&a, &b} {
 		if o.t != nil {
-			names = append(names, o.name)
-			shapes = append(shapes, o.t.Shape())
+			names[k], shapes[k] = o.name, o.t.Dims()
+			k++
 		}
 	}
-	out, clash := tensor.Broadcast(shapes...)
+	var buf [maxRank]int
+	out, clash := tensor.AppendBroadcast(buf[:0], shapes[:k]...)
 	if clash != nil {
-		parts := make([]string, len(names))
-		for i := range names {
+		parts := make([]string, k)
+		for i := range parts {
 			parts[i] = names[i] + " shape " + shapes[i].String()
 		}
-		list := strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+		list := strings.Join(parts[:k-1], ", ") + " and " + parts[k-1]
 		return nil, invalidf("%s: %s do not broadcast (%v)", op, list, clash)
 	}
 	return blend(op, dt, out, cond, a.operand, b.operand)

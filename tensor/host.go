@@ -79,7 +79,7 @@ func checkNew(dt DType, shape Shape) (int, error) {
 		return 0, err
 	}
 	if n > maxBytes/dt.Size() {
-		return 0, fmt.Errorf("shape %v of %v: %d elements are too many to address", shape, dt, n)
+		return 0, fmt.Errorf("shape %v of %v: %d elements are too many to address", shape.Clone(), dt, n)
 	}
 	return n, nil
 }

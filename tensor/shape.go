@@ -20,18 +20,20 @@ func (s Shape) Validate() error {
 }
 
 func (s Shape) checkedNumElements() (int, error) {
+	// Errors quote a copy, so that s does not escape: callers may check
+	// shapes they keep on the stack.
 	n := 1
 	zero := false
 	for i, d := range s {
 		if d < 0 {
-			return 0, fmt.Errorf("shape %v: dimension %d is negative (%d)", s, i, d)
+			return 0, fmt.Errorf("shape %v: dimension %d is negative (%d)", s.Clone(), i, d)
 		}
 		if d == 0 {
 			zero = true
 			continue
 		}
 		if n > math.MaxInt/d {
-			return 0, fmt.Errorf("shape %v: element count overflows", s)
+			return 0, fmt.Errorf("shape %v: element count overflows", s.Clone())
 		}
 		n *= d
 	}
@@ -113,10 +115,22 @@ func Broadcast(shapes ...Shape) (Shape, *Clash) {
 	for _, s := range shapes {
 		rank = max(rank, len(s))
 	}
-	out := make(Shape, rank)
-	for i := range out {
-		out[i] = 1
+	return AppendBroadcast(make(Shape, 0, rank), shapes...)
+}
+
+// AppendBroadcast appends the broadcast of the shapes, as Broadcast
+// returns it, to dst and returns the extended slice; on a clash it
+// returns nil. With room in dst it allocates nothing.
+func AppendBroadcast(dst Shape, shapes ...Shape) (Shape, *Clash) {
+	rank := 0
+	for _, s := range shapes {
+		rank = max(rank, len(s))
 	}
+	start := len(dst)
+	for range rank {
+		dst = append(dst, 1)
+	}
+	out := dst[start:]
 	for _, s := range shapes {
 		off := rank - len(s)
 		for i := len(s) - 1; i >= 0; i-- { // innermost first, as FitsOneWay
@@ -130,7 +144,7 @@ func Broadcast(shapes ...Shape) (Shape, *Clash) {
 			}
 		}
 	}
-	return out, nil
+	return dst, nil
 }
 
 // FitsOneWay reports whether src broadcasts one way to dst: rank(src) <=
