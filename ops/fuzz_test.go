@@ -420,7 +420,7 @@ func FuzzReducePlan(f *testing.F) {
 			}
 			seen[d] = true
 		}
-		reduced, err := reducedAxes(op, rank, axes)
+		reduced, err := reducedAxes(nil, op, rank, axes)
 		if wantOK != (err == nil) || err != nil && !errors.Is(err, ErrInvalid) {
 			t.Fatalf("rank %d axes %v: reducedAxes gives %v, want ok=%v", rank, axes, err, wantOK)
 		}
@@ -445,7 +445,7 @@ func FuzzReducePlan(f *testing.F) {
 				kept, dropped = append(kept, n), append(dropped, n)
 			}
 		}
-		outShape, err := reduceOutputShape(op, shape, reduced, keepDims)
+		outShape, err := reduceOutputShape(nil, op, shape, reduced, keepDims)
 		nOut, fits := fzProduct(kept)
 		if !fits || nOut > reduceMaxOutput {
 			if err == nil || !errors.Is(err, ErrInvalid) {
@@ -466,7 +466,7 @@ func FuzzReducePlan(f *testing.F) {
 		}
 
 		// Collapse.
-		cdims := reduceCollapse(shape, reduced)
+		cdims := reduceCollapse(nil, shape, reduced)
 		total, red := uint64(1), uint64(1)
 		for i, d := range cdims {
 			if d.n <= 1 || i > 0 && cdims[i-1].reduced == d.reduced {
@@ -482,7 +482,7 @@ func FuzzReducePlan(f *testing.F) {
 		}
 
 		// Passes.
-		ps := reducePasses(cdims)
+		ps := reducePasses(nil, slices.Clone(cdims))
 		if len(ps) == 0 {
 			t.Fatalf("collapsed %v: no passes", cdims)
 		}
@@ -513,7 +513,7 @@ func FuzzReducePlan(f *testing.F) {
 			if n > 1<<16 && page < n {
 				return // too many pieces to walk in a fuzz iteration
 			}
-			pieces := p.pieces(page)
+			pieces := p.pieces(nil, page)
 			if page >= n && len(pieces) != 1 {
 				t.Fatalf("pass %+v fits one page of %d bytes, yet %d pieces", p, page, len(pieces))
 			}

@@ -8,18 +8,15 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// ReduceOption configures ReduceLogicalOr and ReduceLogicalAnd.
-type ReduceOption func(*reduceOptions)
-
-type reduceOptions struct {
+// ReduceOption configures ReduceLogicalOr and ReduceLogicalAnd; KeepDims
+// makes one. It is a value, as SelectOption is.
+type ReduceOption struct {
 	keepDims bool
 }
 
 // KeepDims keeps each reduced dimension as a dimension of size 1 when
 // keep is true. By default reduced dimensions are removed.
-func KeepDims(keep bool) ReduceOption {
-	return func(o *reduceOptions) { o.keepDims = keep }
-}
+func KeepDims(keep bool) ReduceOption { return ReduceOption{keepDims: keep} }
 
 // The kernel variants of both reductions; the spec constant AND picks
 // the fold, so Or and And share each kernel. The portable variants read
@@ -110,7 +107,7 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 			return 0, err
 		}
 		defer x.Free()
-		outShape, err := reduceOutputShape("measure", shape, reduced, false)
+		outShape, err := reduceOutputShape(nil, "measure", shape, reduced, false)
 		if err != nil {
 			return 0, err
 		}
@@ -119,7 +116,7 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 			return 0, err
 		}
 		defer y.Free()
-		r := reducer{d: d, tune: reduceTuning, variant: func(reduceClass) (*variant, error) { return v, nil }}
+		r := reducer{d: d, tune: reduceTuning, only: v}
 		if err := r.fill(x); err != nil {
 			return 0, err
 		}
@@ -161,22 +158,26 @@ func ReduceLogicalAnd(data *device.Tensor, axes []int, opts ...ReduceOption) (*d
 	return reduceLogical("reduce_logical_and", true, data, axes, opts)
 }
 
+// reduceRank is the rank up to which planning a reduction keeps its
+// scratch on the stack.
+const reduceRank = 8
+
 func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []ReduceOption) (*device.Tensor, error) {
-	var o reduceOptions
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
+	var keepDims bool
+	for _, o := range opts {
+		keepDims = o.keepDims
 	}
 	if err := checkReduceData(op, data); err != nil {
 		return nil, err
 	}
-	shape := data.Shape()
-	reduced, err := reducedAxes(op, shape.Rank(), axes)
+	shape := data.Dims()
+	var reducedBuf [reduceRank]bool
+	reduced, err := reducedAxes(reducedBuf[:0], op, shape.Rank(), axes)
 	if err != nil {
 		return nil, err
 	}
-	outShape, err := reduceOutputShape(op, shape, reduced, o.keepDims)
+	var outBuf [reduceRank]int
+	outShape, err := reduceOutputShape(outBuf[:0], op, shape, reduced, keepDims)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +186,7 @@ func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	r := reducer{d: d, and: and, tune: reduceTuning, variant: func(c reduceClass) (*variant, error) {
-		return reduceFamilies[c].pick(d)
-	}}
+	r := reducer{d: d, and: and, tune: reduceTuning, families: &reduceFamilies}
 	if err := r.run(data, out, shape, reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -212,9 +211,20 @@ type reducer struct {
 	d    *device.Device
 	and  bool
 	tune reduceTune
-	// variant returns the variant to run dispatches of class c with: the
-	// family's pick, or the one a measurement times.
-	variant func(c reduceClass) (*variant, error)
+	// only, when set, is the variant every dispatch runs with, as when
+	// measuring it; otherwise each class's family picks. (The families
+	// are a field rather than the package variable, which is initialised
+	// from the measurement that runs a reducer.)
+	only     *variant
+	families *[reduceClasses]*family
+}
+
+// variant returns the variant to run dispatches of class c with.
+func (r *reducer) variant(c reduceClass) (*variant, error) {
+	if r.only != nil {
+		return r.only, nil
+	}
+	return r.families[c].pick(r.d)
 }
 
 // identity is the fold's value over no elements, in each byte of a word.
@@ -235,7 +245,9 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	if data.Bytes() == 0 {
 		return r.fill(out)
 	}
-	ps := r.tune.regroup(reducePasses(reduceCollapse(shape, reduced)))
+	var dimBuf [reduceRank]reduceDim
+	var passBuf, regroupBuf [reduceRank]reducePass
+	ps := r.tune.regroup(regroupBuf[:0], reducePasses(passBuf[:0], reduceCollapse(dimBuf[:0], shape, reduced)))
 	// Each pass but the last writes a temporary tensor that the next one
 	// reads; Free waits for the work recorded on a tensor.
 	release := func(t *device.Tensor) {
@@ -265,21 +277,23 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	return nil
 }
 
-// reduceJob is one planned dispatch.
+// reduceJob is one planned dispatch: of k, with the plan's push and spec
+// constants, over one or two bindings.
 type reduceJob struct {
-	k    *device.Kernel
-	spec []uint32
-	args []device.Arg
-	push words
-	n    uint64
+	k     *device.Kernel
+	plan  reducePlan
+	args  [2]device.Arg
+	nargs int
 }
 
 // pass records the dispatches of pass p from src into dst. When output
 // words are shared between invocations, dst is first filled with the
 // identity for them to combine into.
 func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
-	pieces := p.pieces(r.d.PageSize())
-	jobs := make([]reduceJob, 0, len(pieces))
+	var pieceBuf [4]reducePiece
+	pieces := p.pieces(pieceBuf[:0], r.d.PageSize())
+	var jobBuf [4]reduceJob
+	jobs := jobBuf[:0]
 	shared := len(pieces) > 1
 	for _, pp := range pieces {
 		in, inSkip, err := src.Window(p.inSpan(pp))
@@ -301,13 +315,7 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 		if err != nil {
 			return err
 		}
-		jobs = append(jobs, reduceJob{
-			k:    v.kernel,
-			spec: append([]uint32{uint32(r.tune.groupSize), reduceFlag(r.and)}, pl.spec...),
-			args: []device.Arg{in, out},
-			push: pl.push,
-			n:    pl.n,
-		})
+		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]device.Arg{in, out}, nargs: 2})
 		shared = shared || pl.shared
 	}
 	if shared {
@@ -315,8 +323,8 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 			return err
 		}
 	}
-	for _, j := range jobs {
-		if err := r.dispatch(j); err != nil {
+	for i := range jobs {
+		if err := r.dispatch(&jobs[i]); err != nil {
 			return err
 		}
 	}
@@ -332,14 +340,9 @@ func (r *reducer) fill(t *device.Tensor) error {
 			return err
 		}
 		a.Write = true
-		err = r.dispatch(reduceJob{
-			k:    reduceFillKernel,
-			spec: []uint32{uint32(r.tune.groupSize)},
-			args: []device.Arg{a},
-			push: words{}.u32(0, 0, r.identity()),
-			n:    a.Size / 16,
-		})
-		if err != nil {
+		j := reduceJob{k: reduceFillKernel, plan: reducePlan{n: a.Size / 16}, args: [2]device.Arg{a}, nargs: 1}
+		j.plan.setPush(0, 0, r.identity())
+		if err := r.dispatch(&j); err != nil {
 			return err
 		}
 	}
@@ -347,15 +350,24 @@ func (r *reducer) fill(t *device.Tensor) error {
 }
 
 // dispatch records j over enough workgroups for its invocations, which
-// the first two push constants count and lay out.
-func (r *reducer) dispatch(j reduceJob) error {
-	if !fitsU32(j.n) {
-		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", j.n, j.k.Name)
+// the first two push constants count and lay out. Every kernel but the
+// fill takes the group size and AND before the plan's spec constants.
+func (r *reducer) dispatch(j *reduceJob) error {
+	pl := &j.plan
+	if !fitsU32(pl.n) {
+		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", pl.n, j.k.Name)
 	}
-	grid, err := r.d.Grid(reduceCeil(j.n, r.tune.groupSize))
+	grid, err := r.d.Grid(reduceCeil(pl.n, r.tune.groupSize))
 	if err != nil {
 		return err
 	}
-	push := append(words{}.u32(uint32(j.n), grid[0]), j.push[8:]...)
-	return r.d.Dispatch(j.k, j.spec, j.args, push, grid)
+	pl.push[0], pl.push[1] = uint32(pl.n), grid[0]
+	var buf [4 * reducePushWords]byte
+	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
+	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), reduceFlag(r.and)}
+	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
+	if j.k == reduceFillKernel {
+		n = 1
+	}
+	return r.d.Dispatch(j.k, spec[:n], j.args[:j.nargs], push, grid)
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/vkops/vkops/tensor"
 )
@@ -67,12 +68,19 @@ type reduceTune struct {
 	minRegroup uint64
 }
 
-// reducedAxes normalises axes for a tensor of the given rank and returns
-// which dimensions are reduced, with the messages of cpuref.
-func reducedAxes(op string, rank int, axes []int) ([]bool, error) {
-	reduced := make([]bool, rank)
-	first := make([]int, rank) // the axis as given that named each dimension
-	for _, a := range axes {
+// The planning functions append to a slice the caller passes, as
+// strconv's Append functions do: with room in it, typically a small array
+// on the caller's stack, planning an op allocates nothing.
+
+// reducedAxes normalises axes for a tensor of the given rank and appends
+// to dst which dimensions are reduced, with the messages of cpuref.
+func reducedAxes(dst []bool, op string, rank int, axes []int) ([]bool, error) {
+	start := len(dst)
+	for range rank {
+		dst = append(dst, false)
+	}
+	reduced := dst[start:]
+	for i, a := range axes {
 		d := a
 		if d < 0 {
 			d += rank
@@ -84,41 +92,48 @@ func reducedAxes(op string, rank int, axes []int) ([]bool, error) {
 			return nil, invalidf("%s: axis %d is out of range for rank %d (want %d..%d)", op, a, rank, -rank, rank-1)
 		}
 		if reduced[d] {
-			return nil, invalidf("%s: axis %d repeats axis %d (after normalising)", op, a, first[d])
+			// The axis as given that named d first.
+			j := slices.IndexFunc(axes[:i], func(b int) bool { return b == d || b+rank == d })
+			return nil, invalidf("%s: axis %d repeats axis %d (after normalising)", op, a, axes[j])
 		}
-		reduced[d], first[d] = true, a
+		reduced[d] = true
 	}
-	return reduced, nil
+	return dst, nil
 }
 
 // reduceMaxOutput is the most elements an output may have: tensor.New's
 // limit, which gives cpuref its "too many to address" error.
 const reduceMaxOutput = 1 << 48
 
-// reduceOutputShape returns the output shape (reduced dimensions kept as
-// 1 or dropped) and checks it as cpuref does.
-func reduceOutputShape(op string, shape tensor.Shape, reduced []bool, keepDims bool) (tensor.Shape, error) {
-	kept := shape.Clone()
-	dropped := tensor.Shape{}
-	for d, r := range reduced {
-		if r {
-			kept[d] = 1
-		} else {
-			dropped = append(dropped, shape[d])
+// reduceOutputShape appends the output shape (reduced dimensions kept as
+// 1 or dropped) to dst and checks it as cpuref does.
+func reduceOutputShape(dst tensor.Shape, op string, shape tensor.Shape, reduced []bool, keepDims bool) (tensor.Shape, error) {
+	start := len(dst)
+	for d, n := range shape {
+		if reduced[d] {
+			n = 1
 		}
+		dst = append(dst, n)
 	}
+	kept := dst[start:]
 	// Reducing a zero-size dimension makes the output larger than data:
 	// [0 n] gives [1 n], which may be too large to hold.
 	if err := kept.Validate(); err != nil {
 		return nil, invalidf("%s: output: %v", op, err)
 	}
 	if n := kept.NumElements(); n > reduceMaxOutput {
-		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, kept, tensor.Bool, n)
+		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, kept.Clone(), tensor.Bool, n)
 	}
 	if keepDims {
-		return kept, nil
+		return dst, nil
 	}
-	return dropped, nil
+	out := dst[:start]
+	for d, n := range shape {
+		if !reduced[d] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // reduceDim is one dimension of a collapsed shape.
@@ -127,15 +142,15 @@ type reduceDim struct {
 	reduced bool
 }
 
-// reduceCollapse drops dimensions of size 1, which change no result, and
-// merges neighbours of the same kind, which are one dimension in
-// row-major order. No dimension may be 0.
-func reduceCollapse(shape tensor.Shape, reduced []bool) []reduceDim {
-	var dims []reduceDim
+// reduceCollapse appends to dst the dimensions of shape without those of
+// size 1, which change no result, and with neighbours of the same kind
+// merged, which are one dimension in row-major order. No dimension may
+// be 0.
+func reduceCollapse(dst []reduceDim, shape tensor.Shape, reduced []bool) []reduceDim {
 	for d, n := range shape {
-		dims = reduceAppendDim(dims, reduceDim{uint64(n), reduced[d]})
+		dst = reduceAppendDim(dst, reduceDim{uint64(n), reduced[d]})
 	}
-	return dims
+	return dst
 }
 
 // reduceAppendDim appends x to the collapsed dims, dropping or merging it.
@@ -153,12 +168,13 @@ func reduceAppendDim(dims []reduceDim, x reduceDim) []reduceDim {
 // reducePass reduces data viewed as [b, r, c] bytes over r.
 type reducePass struct{ b, r, c uint64 }
 
-// reducePasses returns the passes that reduce the collapsed dims, largest
-// reduced dimension first. With nothing to reduce it returns one inner
-// pass over rows of one byte, which copies data as 0/1 bytes: the
-// identity.
-func reducePasses(dims []reduceDim) []reducePass {
-	var ps []reducePass
+// reducePasses appends to dst the passes that reduce the collapsed dims,
+// largest reduced dimension first, and uses dims as scratch. With nothing
+// to reduce it appends one inner pass over rows of one byte, which copies
+// data as 0/1 bytes: the identity.
+func reducePasses(dst []reducePass, dims []reduceDim) []reducePass {
+	ps := dst
+	start := len(dst)
 	for {
 		best := -1
 		for i, d := range dims {
@@ -178,7 +194,9 @@ func reducePasses(dims []reduceDim) []reducePass {
 			p.c *= d.n
 		}
 		ps = append(ps, p)
-		var rest []reduceDim
+		// Drop the reduced dimension, merging its neighbours, in place:
+		// the result is never longer than what it has read.
+		rest := dims[:0]
 		for i, d := range dims {
 			if i != best {
 				rest = reduceAppendDim(rest, d)
@@ -186,7 +204,7 @@ func reducePasses(dims []reduceDim) []reducePass {
 		}
 		dims = rest
 	}
-	if len(ps) == 0 {
+	if len(ps) == start {
 		n := uint64(1)
 		for _, d := range dims {
 			n *= d.n
@@ -204,8 +222,10 @@ func reducePasses(dims []reduceDim) []reducePass {
 // times faster than its path for unaligned words; the second reads g
 // output rows. Passes reading less than minRegroup bytes, or whose R
 // holds fewer than four groups, stay as they are.
-func (t reduceTune) regroup(ps []reducePass) []reducePass {
-	var out []reducePass
+//
+// It appends the passes to dst, which must not share memory with ps.
+func (t reduceTune) regroup(dst, ps []reducePass) []reducePass {
+	out := dst
 	for _, p := range ps {
 		g := 16 / reduceGCD(p.c, 16)
 		if p.inner() || g == 1 || p.r%g != 0 || p.r/g < 4 || p.b*p.r*p.c < t.minRegroup {
@@ -245,10 +265,11 @@ func (ps reducePass) outSpan(p reducePiece) (lo, hi uint64) {
 // pieces cuts pass ps into pieces whose input bytes lie in one page and
 // whose output bytes lie in one page, greedily: as many whole batches as
 // fit, else as many rows of one batch, else one row's columns page by
-// page. The pieces cover every element exactly once, in order.
-func (ps reducePass) pieces(page uint64) []reducePiece {
+// page, and appends them to dst. The pieces cover every element exactly
+// once, in order.
+func (ps reducePass) pieces(dst []reducePiece, page uint64) []reducePiece {
 	end := func(off uint64) uint64 { return (off/page + 1) * page } // the end of off's page
-	var out []reducePiece
+	out := dst
 	for b := uint64(0); b < ps.b; b++ {
 		in0, out0 := b*ps.r*ps.c, b*ps.c
 		if k := min(ps.b-b, (end(in0)-in0)/(ps.r*ps.c), (end(out0)-out0)/ps.c); k > 0 {
@@ -354,9 +375,11 @@ type reducePlan struct {
 	class reduceClass
 	// push holds the kernel's push constants, the first two of which
 	// (invocations and grid width) are set at dispatch.
-	push words
-	spec []uint32 // spec constants after the group size and AND
-	n    uint64   // invocations
+	push  [reducePushWords]uint32
+	npush int
+	spec  [4]uint32 // spec constants after the group size and AND
+	nspec int
+	n     uint64 // invocations
 	// shared: invocations combine into output units, which must first be
 	// filled with the identity.
 	shared bool
@@ -378,7 +401,7 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	if chunks > 1 {
 		pl.class = reduceSplit
 	}
-	pl.push = words{}.u32(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
+	pl.setPush(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
 		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), reduceFlag(whole))
 	path, rowVecs := reduceMasked, uint64(1)
 	switch {
@@ -389,7 +412,7 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	case rowLen < reduceShort:
 		path = reduceShortRows
 	}
-	pl.spec = []uint32{uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1}
+	pl.setSpec(uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1)
 	return pl
 }
 
@@ -410,13 +433,11 @@ func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
 	rowLen := p.r1 - p.r0
 	vecs := reduceCeil(p.nb, 16)
 	perInv := max(t.minWork/(16*rowLen), 1)
-	return reducePlan{
-		class: reduceRows,
-		push: words{}.u32(0, 0, uint32(outSkip/16), uint32(vecs), uint32(perInv), 1, 16,
-			uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), uint32(p.nb), 1),
-		spec: []uint32{reduceTinyRows, 0, 1, uint32(rowLen)},
-		n:    reduceCeil(vecs, perInv),
-	}
+	pl := reducePlan{class: reduceRows, n: reduceCeil(vecs, perInv)}
+	pl.setPush(0, 0, uint32(outSkip/16), uint32(vecs), uint32(perInv), 1, 16,
+		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), uint32(p.nb), 1)
+	pl.setSpec(reduceTinyRows, 0, 1, uint32(rowLen))
+	return pl
 }
 
 // outerPlan plans piece p of outer pass ps, whose bindings start inSkip
@@ -451,16 +472,20 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	if p.nb > 1 {
 		batchStride = ps.r * ps.c
 	}
-	return reducePlan{
-		class: reduceCols,
-		push: words{}.u32(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
-			uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
-			reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole)),
-		spec:   []uint32{reduceFlag(vec), uint32(vecs)},
-		n:      reduceCeil(units, perInv) * blocks,
-		shared: blocks > 1 || !whole,
-	}
+	pl := reducePlan{class: reduceCols, n: reduceCeil(units, perInv) * blocks, shared: blocks > 1 || !whole}
+	pl.setPush(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
+		uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
+		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole))
+	pl.setSpec(reduceFlag(vec), uint32(vecs))
+	return pl
 }
+
+// reducePushWords is the most push constants a reduce kernel takes.
+const reducePushWords = 16
+
+func (pl *reducePlan) setPush(w ...uint32) { pl.npush = copy(pl.push[:], w) }
+
+func (pl *reducePlan) setSpec(c ...uint32) { pl.nspec = copy(pl.spec[:], c) }
 
 // vecOK reports whether piece p of pass ps may take the outer kernel's
 // vector path: every row, batch and column run, and both bindings, start

@@ -23,7 +23,7 @@ func TestReduceCollapse(t *testing.T) {
 		{tensor.Shape{1, 1}, []bool{true, false}, nil},
 		{tensor.Shape{4, 5, 6, 7}, []bool{false, true, false, true}, []reduceDim{d(4, false), d(5, true), d(6, false), d(7, true)}},
 	} {
-		if got := reduceCollapse(c.shape, c.reduced); !slices.Equal(got, c.want) {
+		if got := reduceCollapse(nil, c.shape, c.reduced); !slices.Equal(got, c.want) {
 			t.Errorf("reduceCollapse(%v, %v) = %v, want %v", c.shape, c.reduced, got, c.want)
 		}
 	}
@@ -49,7 +49,7 @@ func TestReducePasses(t *testing.T) {
 		{[]reduceDim{d(10, false), d(1000, true), d(10, false), d(2, true)}, []reducePass{p(10, 1000, 20), p(100, 2, 1)}},
 		{[]reduceDim{d(3, true), d(5, false), d(4, true)}, []reducePass{p(15, 4, 1), p(1, 3, 5)}},
 	} {
-		if got := reducePasses(c.dims); !slices.Equal(got, c.want) {
+		if got := reducePasses(nil, slices.Clone(c.dims)); !slices.Equal(got, c.want) {
 			t.Errorf("reducePasses(%v) = %v, want %v", c.dims, got, c.want)
 		}
 	}
@@ -64,7 +64,7 @@ func TestReducePieces(t *testing.T) {
 		t.Helper()
 		name := fmt.Sprintf("pass %v page %d", ps, page)
 		seen := make([]uint8, ps.b*ps.r*ps.c)
-		for _, p := range ps.pieces(page) {
+		for _, p := range ps.pieces(nil, page) {
 			if p.nb == 0 || p.r0 >= p.r1 || p.c0 >= p.c1 || p.b0+p.nb > ps.b || p.r1 > ps.r || p.c1 > ps.c {
 				t.Fatalf("%s: empty or outside piece %+v", name, p)
 			}

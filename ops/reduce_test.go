@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -143,11 +142,11 @@ func TestReduceRegroup(t *testing.T) {
 		{reducePass{2, 64, 32}, []reducePass{{2, 64, 32}}}, // aligned already
 		{reducePass{64, 64, 1}, []reducePass{{64, 64, 1}}}, // inner
 	} {
-		if got := tu.regroup([]reducePass{c.in}); !slices.Equal(got, c.want) {
+		if got := tu.regroup(nil, []reducePass{c.in}); !slices.Equal(got, c.want) {
 			t.Errorf("regroup(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
-	if got := reduceTuning.regroup([]reducePass{{1, 64, 3}}); !slices.Equal(got, []reducePass{{1, 64, 3}}) {
+	if got := reduceTuning.regroup(nil, []reducePass{{1, 64, 3}}); !slices.Equal(got, []reducePass{{1, 64, 3}}) {
 		t.Errorf("regroup of 192 bytes with the default tuning: %v", got)
 	}
 	withTuning(t, tu)
@@ -270,16 +269,15 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{256, 256, 256}, []bool{false, true, false}, "outer [256 256 256] vec true perInv 8 blocks 1"},
 	} {
 		var plan []string
-		for _, p := range reducePasses(reduceCollapse(c.shape, c.reduced)) {
-			pc := p.pieces(1 << 27)[0]
-			word := func(push words, i int) uint32 { return binary.LittleEndian.Uint32(push[4*i:]) }
+		for _, p := range reducePasses(nil, reduceCollapse(nil, c.shape, c.reduced)) {
+			pc := p.pieces(nil, 1<<27)[0]
 			if p.inner() {
 				pl := reduceTuning.innerPlan(p, pc, 0, 0)
-				plan = append(plan, fmt.Sprintf("inner %v perInv %d chunks %d path %d", []uint64{p.b, p.r, p.c}, word(pl.push, 4), word(pl.push, 5), pl.spec[0]))
+				plan = append(plan, fmt.Sprintf("inner %v perInv %d chunks %d path %d", []uint64{p.b, p.r, p.c}, pl.push[4], pl.push[5], pl.spec[0]))
 				continue
 			}
 			pl := reduceTuning.outerPlan(p, pc, 0, 0)
-			plan = append(plan, fmt.Sprintf("outer %v vec %v perInv %d blocks %d", []uint64{p.b, p.r, p.c}, pl.spec[0] == 1, word(pl.push, 4), word(pl.push, 5)))
+			plan = append(plan, fmt.Sprintf("outer %v vec %v perInv %d blocks %d", []uint64{p.b, p.r, p.c}, pl.spec[0] == 1, pl.push[4], pl.push[5]))
 		}
 		if got := strings.Join(plan, "; "); got != c.want {
 			t.Errorf("%v reduced %v: %s, want %s", c.shape, c.reduced, got, c.want)
@@ -298,9 +296,9 @@ func TestReduceFamilies(t *testing.T) {
 			t.Errorf("%s: variants[0] %s needs a device feature", f.key, f.variants[0].name)
 		}
 		m := reduceMeasured[c]
-		ps := reducePasses(reduceCollapse(m.shape, m.reduced))
+		ps := reducePasses(nil, reduceCollapse(nil, m.shape, m.reduced))
 		for _, p := range ps {
-			for _, pc := range p.pieces(d.PageSize()) {
+			for _, pc := range p.pieces(nil, d.PageSize()) {
 				var pl reducePlan
 				if p.inner() {
 					pl = reduceTuning.innerPlan(p, pc, 0, 0)
