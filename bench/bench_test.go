@@ -215,7 +215,7 @@ func TestPerOpAndFirstCalls(t *testing.T) {
 	for _, c := range cases {
 		names[c.Op+"/"+c.Pattern] = true
 	}
-	if len(names) != 5 || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] {
+	if len(names) != 8 || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] || !names["greater/same"] {
 		t.Errorf("FirstCallCases: %v", names)
 	}
 }

@@ -231,12 +231,15 @@ func firstRun(opts device.Options, c *Case) (ms float64, err error) {
 // FirstCallCases returns the cases whose first calls `vkops bench`
 // reports, one or two per op family on MinSize elements: select, where
 // with a scalar (the select kernel with other constants), ReduceLogicalOr
-// over the inner and the outer axis (two kernels), and ReduceLogicalAnd.
+// over the inner and the outer axis (two kernels), ReduceLogicalAnd, and
+// the mask kernel as a comparison, a classifier and a logical op.
 func FirstCallCases() []*Case {
 	var cs []*Case
-	for _, c := range append(Select(MinSize, tensor.F32), Reduce(MinSize)...) {
-		switch c.Op + "/" + c.Pattern {
-		case "select/same", "where/scalar-else", "reduce-or/axis1", "reduce-or/axis0":
+	all := append(Select(MinSize, tensor.F32), Reduce(MinSize)...)
+	for _, c := range append(all, Mask(MinSize)...) {
+		switch c.Op + "/" + c.Pattern + "/" + c.DType.String() {
+		case "select/same/f32", "where/scalar-else/f32", "reduce-or/axis1/bool", "reduce-or/axis0/bool",
+			"greater/same/f32", "is-nan/same/f32", "logical-and/same/bool":
 			cs = append(cs, c)
 		}
 	}

@@ -212,15 +212,18 @@ func maskRun(res *device.Tensor, a, b operand, w int, code, key, detect uint32) 
 	}
 }
 
-// The mask kernels are shaders/mask*.comp, one source compiled once per
-// variant as Select's are: bindings a, b, out and 28 words of push
-// constants.
-var maskVariants = []*variant{
-	{name: "portable", kernel: kernel("mask", 3, 28)},
-	{name: "texel", kernel: maskTexelKernel("mask_texel"), needs: hasSelectTexels},
-	{name: "texel64", kernel: maskTexelKernel("mask_texel64"), needs: func(d *device.Device) bool {
-		return hasSelectTexels(d) && d.Info().Features.ShaderInt64
-	}},
+// The mask kernels are shaders/mask_w*.comp, one source compiled once
+// per input element width and variant as Select's are per variant:
+// bindings a, b, out and 28 words of push constants.
+func maskVariants(w int) []*variant {
+	name := fmt.Sprintf("mask_w%d", w)
+	return []*variant{
+		{name: "portable", kernel: kernel(name, 3, 28)},
+		{name: "texel", kernel: maskTexelKernel(name + "_texel"), needs: hasSelectTexels},
+		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), needs: func(d *device.Device) bool {
+			return hasSelectTexels(d) && d.Info().Features.ShaderInt64
+		}},
+	}
 }
 
 func maskTexelKernel(name string) *device.Kernel {
@@ -233,10 +236,11 @@ func maskTexelKernel(name string) *device.Kernel {
 // "mask/w4/same" and so on, as selectFamilies does.
 var maskFamilies = func() (fs [9][selectClasses]*family) {
 	for _, w := range []int{1, 2, 4, 8} {
+		variants := maskVariants(w)
 		for c := range selectClasses {
 			fs[w][c] = register(&family{
 				key:      fmt.Sprintf("mask/w%d/%v", w, c),
-				variants: maskVariants,
+				variants: variants,
 				measure:  func(d *device.Device, v *variant) (float64, error) { return measureMask(d, v, w, c) },
 			})
 		}

@@ -1,0 +1,6 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// The portable mask kernel for 1-byte inputs: storage buffers only (see
+// mask.glsl).
+#define W 1u
+#include "mask.glsl"

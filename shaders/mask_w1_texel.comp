@@ -1,0 +1,7 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Mask ops on 1-byte inputs with texel-buffer loads (see mask.glsl): a
+// and b are rgba32ui storage texel buffers.
+#define W 1u
+#define TEXEL_LOADS
+#include "mask.glsl"
