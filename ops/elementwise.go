@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/vkops/vkops/device"
@@ -225,6 +226,25 @@ func elementwiseClass(l *layout, ts *[maxOperands]*device.Tensor) selectClass {
 		}
 	}
 	return selectSame
+}
+
+// elementwiseFamilies registers the families of an elementwise op: one
+// per element width (1, 2, 4 and 8 bytes, indexing the result) and class,
+// keyed "op/w4/same" and so on, each with the width's variants and timed
+// by measure.
+func elementwiseFamilies(op string, variants func(w int) []*variant,
+	measure func(d *device.Device, v *variant, w int, c selectClass) (float64, error)) (fs [9][selectClasses]*family) {
+	for _, w := range []int{1, 2, 4, 8} {
+		vs := variants(w)
+		for c := range selectClasses {
+			fs[w][c] = register(&family{
+				key:      fmt.Sprintf("%s/w%d/%v", op, w, c),
+				variants: vs,
+				measure:  func(d *device.Device, v *variant) (float64, error) { return measure(d, v, w, c) },
+			})
+		}
+	}
+	return fs
 }
 
 // measureBytes is the size of each operand in the runs that

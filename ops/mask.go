@@ -234,19 +234,7 @@ func maskTexelKernel(name string) *device.Kernel {
 
 // maskFamilies holds a family per input element width and class, keyed
 // "mask/w4/same" and so on, as selectFamilies does.
-var maskFamilies = func() (fs [9][selectClasses]*family) {
-	for _, w := range []int{1, 2, 4, 8} {
-		variants := maskVariants(w)
-		for c := range selectClasses {
-			fs[w][c] = register(&family{
-				key:      fmt.Sprintf("mask/w%d/%v", w, c),
-				variants: variants,
-				measure:  func(d *device.Device, v *variant) (float64, error) { return measureMask(d, v, w, c) },
-			})
-		}
-	}
-	return fs
-}()
+var maskFamilies = elementwiseFamilies("mask", maskVariants, measureMask)
 
 // measureMask times v on d as measureElementwise does: less-than of
 // w-byte unsigned integers.

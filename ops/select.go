@@ -243,18 +243,7 @@ func (c selectClass) String() string { return [...]string{"same", "bcast"}[c] }
 
 // selectFamilies holds a family per element width (1, 2, 4 and 8 bytes)
 // and class, keyed "select/w4/same" and so on.
-var selectFamilies = func() (fs [9][selectClasses]*family) {
-	for _, w := range []int{1, 2, 4, 8} {
-		for c := range selectClasses {
-			fs[w][c] = register(&family{
-				key:      fmt.Sprintf("select/w%d/%v", w, c),
-				variants: selectVariants,
-				measure:  func(d *device.Device, v *variant) (float64, error) { return measureSelect(d, v, w, c) },
-			})
-		}
-	}
-	return fs
-}()
+var selectFamilies = elementwiseFamilies("select", func(int) []*variant { return selectVariants }, measureSelect)
 
 // measureSelect times v on d as measureElementwise does, over w-byte
 // elements.

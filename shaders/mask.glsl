@@ -76,74 +76,11 @@ uint wordAt(uint x, uint i) {
 }
 #endif
 
-layout(std430, binding = 2) buffer OutV { uvec4 outV[]; };
-layout(std430, binding = 2) buffer OutW { uint outW[]; };
-#ifdef STORE64
-layout(std430, binding = 2) writeonly buffer Out64 { u64vec4 out64[]; };
-#endif
-
-layout(push_constant) uniform Push {
-	uint dims[8];    // the piece's shape, innermost first
-	uint magic[8];   // dims[d] as a reciprocal: see div
-	uint shifts[2];  // and its shift, byte d%4 of word d/4
-	uint masks;      // bit 8*x+d: operand x (a, b) is broadcast in dim d
-	uint base[3];    // first element of a, b and out in their bindings
-	uint groupsX;    // workgroups in X of the grid
-	uint pad;        // scalar's 8-byte alignment
-	uvec2 scalar[2]; // a and b bits when pushed
-} pc;
-
-// div returns r / dims[d] for r < 2^31 (see select.glsl).
-uint div(uint r, uint d) {
-	uint hi, lo;
-	umulExtended(r, pc.magic[d], hi, lo);
-	uint l = (pc.shifts[d >> 2] >> (8u * (d & 3u))) & 31u;
-	return ((hi << 1) | (lo >> 31)) >> l;
-}
-
-// elemAt returns element o of operand x in the low bits.
-uvec2 elemAt(uint x, uint o) {
-	if (W == 8u) return uvec2(wordAt(x, 2u * o), wordAt(x, 2u * o + 1u));
-	uint v = wordAt(x, o * W / 4u);
-	if (W == 4u) return uvec2(v, 0u);
-	return uvec2((v >> (8u * (o * W % 4u))) & ((1u << (8u * W)) - 1u), 0u);
-}
-
-// load16 reads elements o to o+15 of operand x as W vectors (see
-// select.glsl: only vectors inside the binding are read).
-void load16(uint x, uint o, out uvec4 r[8]) {
-	uint b = o * W;
-	uint q = b >> 4;
-	uint s = b & 15u;
-	if (ALIGNED || s == 0u) {
-		for (uint k = 0u; k < W; k++) {
-			r[k] = vecAt(x, q + k);
-		}
-		return;
-	}
-	uint sw = s >> 2;
-	uint sb = 8u * (s & 3u);
-	uvec4 u0 = vecAt(x, q);
-	for (uint k = 0u; k < W; k++) {
-		uvec4 u1 = vecAt(x, q + k + 1u);
-		uvec4 a, c; // words sw..sw+3 and sw+1..sw+4 of u0:u1
-		if (sw == 0u) {
-			a = u0;
-			c = uvec4(u0.yzw, u1.x);
-		} else if (sw == 1u) {
-			a = uvec4(u0.yzw, u1.x);
-			c = uvec4(u0.zw, u1.xy);
-		} else if (sw == 2u) {
-			a = uvec4(u0.zw, u1.xy);
-			c = uvec4(u0.w, u1.xyz);
-		} else {
-			a = uvec4(u0.w, u1.xyz);
-			c = u1;
-		}
-		r[k] = sb == 0u ? a : (a >> sb) | (c << (32u - sb));
-		u0 = u1;
-	}
-}
+// The output, the push constants and the code select and the masks
+// share.
+#define NIN 2
+const uint OUT_VECS = CHUNKS; // one bool byte per element
+#include "elementwise.glsl"
 
 // Float formats: the sign bit, the magnitude mask and the infinity's
 // magnitude, in the high word for f64.
@@ -292,99 +229,26 @@ void opVec(uvec4 a, uvec4 b, uint k, inout uvec4 o) {
 	}
 }
 
-// flags turns 16 bools (bytes) into 0x01 per true byte, 0x00 per false.
-uvec4 flags(uvec4 c) {
-	uvec4 f = c | (c >> 4);
-	f |= f >> 2;
-	f |= f >> 1;
-	return f & 0x01010101u;
-}
-
-// splat fills a vector with copies of one W-byte element.
-uvec4 splat(uvec2 v) {
-	if (W == 1u) return uvec4(v.x * 0x01010101u);
-	if (W == 2u) return uvec4(v.x * 0x00010001u);
-	if (W == 4u) return uvec4(v.x);
-	return uvec4(v, v);
-}
-
 bool pushed(uint x) { return (PUSHED & (1u << x)) != 0u; }
-
-// broadcast reports whether operand x is broadcast in dim d; dim 0 is a
-// specialization constant, as in select.glsl.
-bool broadcast(uint x, uint d) {
-	if (d == 0u) return ((INNER >> x) & 1u) != 0u;
-	return ((pc.masks >> (8u * x + d)) & 1u) != 0u;
-}
 
 // constant reports whether operand x is one value across a block.
 bool constant(uint x) { return pushed(x) || broadcast(x, 0u); }
 
 uvec2 value(uint x, uint o) {
 	if (pushed(x)) return pc.scalar[x];
-	return elemAt(x, o);
-}
-
-#ifdef STORE64
-const bool PAIRS = CHUNKS % 2u == 0u;
-uvec4 pending; // the first vector of a pair
-#endif
-
-// storeVec writes vector j of the block whose first vector is vector b
-// of out (see select.glsl).
-void storeVec(uint b, uint j, uvec4 v) {
-#ifdef STORE64
-	if (PAIRS) {
-		if ((j & 1u) == 0u) {
-			pending = v;
-		} else {
-			out64[(b + j) >> 1] = u64vec4(pack64(pending.xy), pack64(pending.zw), pack64(v.xy), pack64(v.zw));
-		}
-		return;
-	}
-#endif
-	outV[b + j] = v;
-}
-
-// store writes the bytes of word i of out that mask selects.
-void store(uint i, uint v, uint mask) {
-	outW[i] = mask == 0xffffffffu ? v : (outW[i] & ~mask) | v;
+	return elemAt(x, W, o);
 }
 
 void main() {
-	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-	uint n = 1u;
-	for (uint d = 0u; d < RANK; d++) {
-		n *= pc.dims[d];
-	}
 	uint first = pc.base[2];
-	uint end = first + n;
-	uint e0 = (first / E + g * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * E;
-	if (e0 >= end) {
+	uint e0, lo, hi;
+	if (!block(first, e0, lo, hi)) {
 		return;
 	}
-	uint lo = max(e0, first);
-	uint hi = min(e0 + E, end);
 
 	uint coord[8];
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
-	uint p[2] = uint[2](1u, 1u);
-	uint r = lo - first;
-	for (uint d = 0u; d < RANK; d++) {
-		uint c = r;
-		if (d + 1u < RANK) {
-			uint q = div(r, d);
-			c = r - q * pc.dims[d];
-			r = q;
-		}
-		coord[d] = c;
-		for (uint x = 0u; x < 2u; x++) {
-			if (!broadcast(x, d)) {
-				off[x] += c * p[x];
-				p[x] *= pc.dims[d];
-			}
-		}
-	}
+	locate(lo - first, coord, off);
 
 	if (WHOLE || (lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0])) {
 		// The whole block lies in one innermost run.
@@ -392,8 +256,8 @@ void main() {
 		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);
 		for (uint ch = 0u; ch < CHUNKS; ch++) {
 			uvec4 av[8], bv[8];
-			if (!constant(0u)) load16(0u, off[0] + 16u * ch, av);
-			if (!UNARY && !constant(1u)) load16(1u, off[1] + 16u * ch, bv);
+			if (!constant(0u)) load16(0u, W, off[0] + 16u * ch, av);
+			if (!UNARY && !constant(1u)) load16(1u, W, off[1] + 16u * ch, bv);
 			uvec4 o;
 			if (LOGICAL) {
 				// Sixteen bools at once, as bytes.
@@ -420,13 +284,7 @@ void main() {
 	// piece covers in part keeps its other bytes, which belong to a
 	// neighbouring piece.
 	uint st[2][8];
-	for (uint x = 0u; x < 2u; x++) {
-		uint s = 1u;
-		for (uint d = 0u; d < RANK; d++) {
-			st[x][d] = broadcast(x, d) ? 0u : s;
-			s *= broadcast(x, d) ? 1u : pc.dims[d];
-		}
-	}
+	strides(st);
 	uint acc = 0u, accMask = 0u, accWord = lo / 4u;
 	for (uint e = lo; e < hi; e++) {
 		uint v = result(value(0u, off[0]), UNARY ? uvec2(0u) : value(1u, off[1]));
@@ -438,19 +296,7 @@ void main() {
 		uint sh = 8u * (e % 4u);
 		acc |= v << sh;
 		accMask |= 0xffu << sh;
-		// Step the multi-index; no break, so that the loop unrolls.
-		bool carry = true;
-		for (uint d = 0u; d < RANK; d++) {
-			if (carry) {
-				coord[d]++;
-				for (uint x = 0u; x < 2u; x++) off[x] += st[x][d];
-				carry = coord[d] == pc.dims[d] && d + 1u < RANK;
-				if (carry) {
-					coord[d] = 0u;
-					for (uint x = 0u; x < 2u; x++) off[x] -= pc.dims[d] * st[x][d];
-				}
-			}
-		}
+		advance(coord, off, st);
 	}
 	store(accWord, acc, accMask);
 }

@@ -74,86 +74,11 @@ uint wordAt(uint x, uint i) {
 }
 #endif
 
-layout(std430, binding = 3) buffer OutV { uvec4 outV[]; };
-layout(std430, binding = 3) buffer OutW { uint outW[]; };
-#ifdef STORE64
-layout(std430, binding = 3) writeonly buffer Out64 { u64vec4 out64[]; };
-#endif
-
-layout(push_constant) uniform Push {
-	uint dims[8];    // the piece's shape, innermost first
-	uint magic[8];   // dims[d] as a reciprocal: see div
-	uint shifts[2];  // and its shift, byte d%4 of word d/4
-	uint masks;      // bit 8*x+d: operand x (cond, then, else) is broadcast in dim d
-	uint base[4];    // first element of cond, then, else and out in their bindings
-	uint groupsX;    // workgroups in X of the grid
-	uvec2 scalar[2]; // then and else bits when pushed
-} pc;
-
-// div returns r / dims[d] for r < 2^31: floor(r * m / 2^(31+l)) with
-// m = ceil(2^(31+l) / dims[d]) and l = ceil(log2(dims[d])) is exact there
-// (Granlund and Montgomery, 1994).
-uint div(uint r, uint d) {
-	uint hi, lo;
-	umulExtended(r, pc.magic[d], hi, lo);
-	uint l = (pc.shifts[d >> 2] >> (8u * (d & 3u))) & 31u;
-	return ((hi << 1) | (lo >> 31)) >> l;
-}
-
-// elemAt returns element o of operand x, w bytes wide, in the low bits.
-uvec2 elemAt(uint x, uint w, uint o) {
-	if (w == 8u) return uvec2(wordAt(x, 2u * o), wordAt(x, 2u * o + 1u));
-	uint v = wordAt(x, o * w / 4u);
-	if (w == 4u) return uvec2(v, 0u);
-	return uvec2((v >> (8u * (o * w % 4u))) & ((1u << (8u * w)) - 1u), 0u);
-}
-
-// load16 reads elements o to o+15 of operand x, w bytes each, as w
-// vectors. Only the vectors that hold those bytes are read, and they lie
-// in the binding: bindings start 16-byte aligned and end on a multiple of
-// 16 bytes past the last byte the piece uses. The host sets ALIGNED when
-// it knows that no load needs the funnel shift.
-void load16(uint x, uint w, uint o, out uvec4 r[8]) {
-	uint b = o * w;
-	uint q = b >> 4;
-	uint s = b & 15u;
-	if (ALIGNED || s == 0u) {
-		for (uint k = 0u; k < w; k++) {
-			r[k] = vecAt(x, q + k);
-		}
-		return;
-	}
-	uint sw = s >> 2;
-	uint sb = 8u * (s & 3u);
-	uvec4 u0 = vecAt(x, q);
-	for (uint k = 0u; k < w; k++) {
-		uvec4 u1 = vecAt(x, q + k + 1u);
-		uvec4 a, c; // words sw..sw+3 and sw+1..sw+4 of u0:u1
-		if (sw == 0u) {
-			a = u0;
-			c = uvec4(u0.yzw, u1.x);
-		} else if (sw == 1u) {
-			a = uvec4(u0.yzw, u1.x);
-			c = uvec4(u0.zw, u1.xy);
-		} else if (sw == 2u) {
-			a = uvec4(u0.zw, u1.xy);
-			c = uvec4(u0.w, u1.xyz);
-		} else {
-			a = uvec4(u0.w, u1.xyz);
-			c = u1;
-		}
-		r[k] = sb == 0u ? a : (a >> sb) | (c << (32u - sb));
-		u0 = u1;
-	}
-}
-
-// flags turns 16 bools (bytes) into 0x01 per true byte, 0x00 per false.
-uvec4 flags(uvec4 c) {
-	uvec4 f = c | (c >> 4);
-	f |= f >> 2;
-	f |= f >> 1;
-	return f & 0x01010101u;
-}
+// The output, the push constants and the code select and the masks
+// share.
+#define NIN 3
+const uint OUT_VECS = W * CHUNKS; // W-byte elements
+#include "elementwise.glsl"
 
 // laneMask turns the 16 bools of a chunk into the bit mask of its k-th
 // vector of W-byte elements. Narrow elements take the bools as flags
@@ -171,23 +96,7 @@ uvec4 laneMask(uvec4 c, uint k) {
 	return uvec4(notEqual(x & 0xffu, uvec4(0u))) * 0xffffffffu;
 }
 
-// splat fills a vector with copies of one W-byte element.
-uvec4 splat(uvec2 v) {
-	if (W == 1u) return uvec4(v.x * 0x01010101u);
-	if (W == 2u) return uvec4(v.x * 0x00010001u);
-	if (W == 4u) return uvec4(v.x);
-	return uvec4(v, v);
-}
-
 bool pushed(uint x) { return x > 0u && (PUSHED & x) != 0u; }
-
-// broadcast reports whether operand x is broadcast in dim d. Dim 0 is
-// also a specialization constant, so that the block path holds only the
-// code for how its operands are read.
-bool broadcast(uint x, uint d) {
-	if (d == 0u) return ((INNER >> x) & 1u) != 0u;
-	return ((pc.masks >> (8u * x + d)) & 1u) != 0u;
-}
 
 // value returns the element of then (x = 1) or else (x = 2) at offset o.
 uvec2 value(uint x, uint o) {
@@ -195,72 +104,17 @@ uvec2 value(uint x, uint o) {
 	return elemAt(x, W, o);
 }
 
-#ifdef STORE64
-// A block's vectors are stored in pairs when it has an even number of
-// them, as then every pair starts 32-byte aligned in the binding.
-const bool PAIRS = (W * CHUNKS) % 2u == 0u;
-uvec4 pending; // the first vector of a pair
-#endif
-
-// storeVec writes vector j of the block whose first vector is vector b
-// of out. The block's vectors come in order, so with STORE64 an odd one
-// completes the pair that its predecessor began; j is a constant once
-// the block's loops unroll, so only the store remains.
-void storeVec(uint b, uint j, uvec4 v) {
-#ifdef STORE64
-	if (PAIRS) {
-		if ((j & 1u) == 0u) {
-			pending = v;
-		} else {
-			out64[(b + j) >> 1] = u64vec4(pack64(pending.xy), pack64(pending.zw), pack64(v.xy), pack64(v.zw));
-		}
-		return;
-	}
-#endif
-	outV[b + j] = v;
-}
-
-// store writes the bytes of word i of out that mask selects.
-void store(uint i, uint v, uint mask) {
-	outW[i] = mask == 0xffffffffu ? v : (outW[i] & ~mask) | v;
-}
-
 void main() {
-	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
-	uint n = 1u;
-	for (uint d = 0u; d < RANK; d++) {
-		n *= pc.dims[d];
-	}
 	uint first = pc.base[3];
-	uint end = first + n;
-	uint e0 = (first / E + g * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * E;
-	if (e0 >= end) {
+	uint e0, lo, hi;
+	if (!block(first, e0, lo, hi)) {
 		return;
 	}
-	uint lo = max(e0, first);
-	uint hi = min(e0 + E, end);
 
-	// The block's multi-index and each operand's offset there: operands
-	// are row-major over the dimensions they are not broadcast in.
+	// The block's multi-index and each operand's offset there.
 	uint coord[8];
 	uint off[3] = uint[3](pc.base[0], pc.base[1], pc.base[2]);
-	uint p[3] = uint[3](1u, 1u, 1u);
-	uint r = lo - first;
-	for (uint d = 0u; d < RANK; d++) {
-		uint c = r;
-		if (d + 1u < RANK) {
-			uint q = div(r, d);
-			c = r - q * pc.dims[d];
-			r = q;
-		}
-		coord[d] = c;
-		for (uint x = 0u; x < 3u; x++) {
-			if (!broadcast(x, d)) {
-				off[x] += c * p[x];
-				p[x] *= pc.dims[d];
-			}
-		}
-	}
+	locate(lo - first, coord, off);
 
 	if (WHOLE || (lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0])) {
 		// The whole block lies in one innermost run.
@@ -298,13 +152,7 @@ void main() {
 	// word the piece covers in part keeps its other bytes, which belong to
 	// a neighbouring piece.
 	uint st[3][8];
-	for (uint x = 0u; x < 3u; x++) {
-		uint s = 1u;
-		for (uint d = 0u; d < RANK; d++) {
-			st[x][d] = broadcast(x, d) ? 0u : s;
-			s *= broadcast(x, d) ? 1u : pc.dims[d];
-		}
-	}
+	strides(st);
 	uint acc = 0u, accMask = 0u, accWord = lo * W / 4u;
 	for (uint e = lo; e < hi; e++) {
 		uvec2 v = elemAt(0u, 1u, off[0]).x != 0u ? value(1u, off[1]) : value(2u, off[2]);
@@ -323,20 +171,7 @@ void main() {
 			acc |= v.x << sh;
 			accMask |= ((1u << (8u * W)) - 1u) << sh;
 		}
-		// Step the multi-index. The loop has no break, so that it unrolls
-		// and the arrays stay in registers.
-		bool carry = true;
-		for (uint d = 0u; d < RANK; d++) {
-			if (carry) {
-				coord[d]++;
-				for (uint x = 0u; x < 3u; x++) off[x] += st[x][d];
-				carry = coord[d] == pc.dims[d] && d + 1u < RANK;
-				if (carry) {
-					coord[d] = 0u;
-					for (uint x = 0u; x < 3u; x++) off[x] -= pc.dims[d] * st[x][d];
-				}
-			}
-		}
+		advance(coord, off, st);
 	}
 	if (W < 4u) {
 		store(accWord, acc, accMask);
