@@ -248,6 +248,9 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	var dimBuf [reduceRank]reduceDim
 	var passBuf, regroupBuf [reduceRank]reducePass
 	ps := r.tune.regroup(regroupBuf[:0], reducePasses(passBuf[:0], reduceCollapse(dimBuf[:0], shape, reduced)))
+	if len(ps) == 1 && ps[0].r == 1 && r.only == nil {
+		return r.normalize(data, out)
+	}
 	// Each pass but the last writes a temporary tensor that the next one
 	// reads; Free waits for the work recorded on a tensor.
 	release := func(t *device.Tensor) {
@@ -275,6 +278,22 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 		src = dst
 	}
 	return nil
+}
+
+// normalize writes data to out with each byte made 0 or 1: a reduction
+// over size-1 axes only, which folds nothing. It is the mask kernel's
+// logical or with false, which reads and writes whole vectors near copy
+// speed, where the reduce kernels' path for rows of one byte gathered
+// them a bit at a time.
+func (r *reducer) normalize(data, out *device.Tensor) error {
+	n := tensor.Shape{data.Len()}
+	l := newLayout(n, n, nil)
+	e := maskRun(out, operand{t: data}, operand{}, 1, opOr, keyOf(tensor.Bool), 0)
+	var err error
+	if e.v, err = maskFamilies[1][elementwiseClass(&l, &e.ts)].pick(r.d); err != nil {
+		return err
+	}
+	return e.dispatch(r.d, &l)
 }
 
 // reduceJob is one planned dispatch: of k, with the plan's push and spec
