@@ -108,7 +108,7 @@ func (t *Tensor) Window(lo, hi uint64) (a Arg, skip uint64, err error) {
 // Alignment returns the byte alignment of binding offsets (at least 16):
 // one alignment for storage and texel bindings alike.
 func (d *Device) Alignment() uint64 {
-	l := d.info.Limits
+	l := &d.info.Limits
 	return max(l.MinStorageBufferOffsetAlignment, l.MinTexelBufferOffsetAlignment, 16)
 }
 

@@ -124,7 +124,7 @@ type elementwise struct {
 func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 	ins := l.inputs
 	out := ins
-	lim := d.Info().Limits
+	lim := &d.Info().Limits
 	group := uint32(min(e.tuning.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))
 	var pushed uint32
 	for i := range 2 {

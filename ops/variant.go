@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vkops/vkops/device"
 )
@@ -33,6 +34,16 @@ type family struct {
 	// measure times one representative run of v on d in nanoseconds of
 	// device time.
 	measure func(d *device.Device, v *variant) (float64, error)
+	// picked is the last pick and its device: every op picks, and looking
+	// the choice up by name, then the driver's defaults, cost more than
+	// recording the op's dispatch.
+	picked atomic.Pointer[pick]
+}
+
+// pick is a family's variant for one device.
+type pick struct {
+	d *device.Device
+	v *variant
 }
 
 var registry struct {
@@ -113,10 +124,15 @@ func (f *family) pick(d *device.Device) (*variant, error) {
 		}
 		return f.variants[0], nil // the family has no such variant: the portable one runs
 	}
-	if v := f.stored(d); v != nil {
-		return v, nil
+	if p := f.picked.Load(); p != nil && p.d == d {
+		return p.v, nil
 	}
-	if v := f.byDefault(d); v != nil {
+	v := f.stored(d)
+	if v == nil {
+		v = f.byDefault(d)
+	}
+	if v != nil {
+		f.picked.Store(&pick{d, v})
 		return v, nil
 	}
 	registry.choosing.Lock()
@@ -172,6 +188,7 @@ func (f *family) tune(d *device.Device) (*variant, []float64, error) {
 		}
 	}
 	d.SetChoice(f.key, f.variants[best].name)
+	f.picked.Store(&pick{d, f.variants[best]})
 	return f.variants[best], times, nil
 }
 
