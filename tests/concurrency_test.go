@@ -110,7 +110,7 @@ func concOp(d *device.Device, rng *rand.Rand, kind string, sh *concShared) error
 		if err != nil {
 			return err
 		}
-		if s := misDiff(got, want); s != "" {
+		if s := selDiff(got, want); s != "" {
 			return fmt.Errorf("%s", s)
 		}
 		return nil
@@ -260,7 +260,7 @@ func concOp(d *device.Device, rng *rand.Rand, kind string, sh *concShared) error
 		if err != nil {
 			return err
 		}
-		if s := misDiff(got, h2); s != "" {
+		if s := selDiff(got, h2); s != "" {
 			return fmt.Errorf("upload/download %v%v: %s", dt, h.Shape, s)
 		}
 		buf := make([]byte, x.Bytes())

@@ -162,7 +162,7 @@ func leakCycle(d *device.Device, rng *rand.Rand, c leakCase) error {
 	if err != nil {
 		return err
 	}
-	if s := misDiff(got, want); s != "" {
+	if s := selDiff(got, want); s != "" {
 		return fmt.Errorf("%s %v %v %v: %s", c.kind, c.dt, c.a, c.b, s)
 	}
 	return nil
