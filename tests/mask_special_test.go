@@ -146,7 +146,7 @@ func maskRun(t *testing.T, d *device.Device, name string, hosts []*tensor.Host,
 // cpuref, one tensor per element type and op, every variant in turn.
 func TestMaskSpecialValues(t *testing.T) {
 	d0 := selOpen(t, false)
-	names, eligible := maskVariants(t, d0)
+	names, eligible := kernelVariants(t, d0, "mask")
 	if testing.Short() {
 		names = []string{names[len(names)-1]} // the variant with most features
 	}

@@ -885,7 +885,7 @@ func FuzzSelect(f *testing.F) {
 //	go test -run '^$' -bench 'Select/64M/same' -count 5 ./tests/
 func BenchmarkSelect(b *testing.B) {
 	d := selOpen(b, false)
-	names, eligible := selVariants(b, d)
+	names, eligible := kernelVariants(b, d, "select")
 	variants := []string{"chosen"}
 	for _, name := range names {
 		if eligible[name] {

@@ -12,14 +12,15 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// selVariants returns the variant names of the select families, the
-// portable one first, and those the device can run. Every select family
-// has the same variants, so forcing one by name forces it in all of them.
-func selVariants(t testing.TB, d *device.Device) (names []string, eligible map[string]bool) {
+// kernelVariants returns the variant names of op's kernel families
+// (those whose keys start with op and a slash), the portable one first,
+// and those the device can run. Every family of an op has the same
+// variants, so forcing one by name forces it in all of them.
+func kernelVariants(t testing.TB, d *device.Device, op string) (names []string, eligible map[string]bool) {
 	t.Helper()
 	eligible = map[string]bool{}
 	for _, vi := range ops.Variants(d) {
-		if !strings.HasPrefix(vi.Family, "select/") {
+		if !strings.HasPrefix(vi.Family, op+"/") {
 			continue
 		}
 		if names == nil {
@@ -32,19 +33,17 @@ func selVariants(t testing.TB, d *device.Device) (names []string, eligible map[s
 		}
 	}
 	if len(names) == 0 {
-		t.Fatal("no select family is registered")
+		t.Fatalf("no %s family is registered", op)
 	}
 	return names, eligible
 }
 
-// TestSelectVariants runs every variant of the select kernel, not only the
-// one a device would choose, over the cases of TestSelectMatrix,
-// TestSelectSizes and TestWhereMatrix, with the usual pages and with
-// 4 KiB pages (tensors spanning many pages, so texel views start at many
-// offsets), against cpuref. On lavapipe every variant must be eligible,
-// so that none is skipped there unnoticed.
-func TestSelectVariants(t *testing.T) {
-	names, eligible := selVariants(t, selOpen(t, false))
+// forEachKernelVariant runs f as a subtest named for each variant of op's
+// kernels, with $VKOPS_VARIANT forcing it. A variant the device cannot
+// run is skipped, and says so; on lavapipe every variant must be
+// eligible, so that none is skipped there unnoticed.
+func forEachKernelVariant(t *testing.T, op string, f func(t *testing.T, name string)) {
+	names, eligible := kernelVariants(t, selOpen(t, false), op)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			if !eligible[name] {
@@ -54,15 +53,27 @@ func TestSelectVariants(t *testing.T) {
 				t.Skipf("SKIP: the device cannot run variant %s", name)
 			}
 			t.Setenv("VKOPS_VARIANT", name)
-			for _, small := range []bool{false, true} {
-				t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-					d := selOpen(t, small)
-					m, s, w := selMatrix(t, d), selSizes(t, d), whereMatrix(t, d)
-					t.Logf("variant %s: %d matrix, %d sizes, %d where cases", name, m, s, w)
-				})
-			}
+			f(t, name)
 		})
 	}
+}
+
+// TestSelectVariants runs every variant of the select kernel, not only the
+// one a device would choose, over the cases of TestSelectMatrix,
+// TestSelectSizes and TestWhereMatrix, with the usual pages and with
+// 4 KiB pages (tensors spanning many pages, so texel views start at many
+// offsets), against cpuref. On lavapipe every variant must be eligible,
+// so that none is skipped there unnoticed.
+func TestSelectVariants(t *testing.T) {
+	forEachKernelVariant(t, "select", func(t *testing.T, name string) {
+		for _, small := range []bool{false, true} {
+			t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
+				d := selOpen(t, small)
+				m, s, w := selMatrix(t, d), selSizes(t, d), whereMatrix(t, d)
+				t.Logf("variant %s: %d matrix, %d sizes, %d where cases", name, m, s, w)
+			})
+		}
+	})
 }
 
 // TestSelectVariantOffsets runs each variant on rows that start at every
@@ -70,7 +81,7 @@ func TestSelectVariants(t *testing.T) {
 // within one, where a texel view reaches past the tensor's last byte.
 // Pages of 4 KiB put page edges inside rows.
 func TestSelectVariantOffsets(t *testing.T) {
-	names, eligible := selVariants(t, selOpen(t, false))
+	names, eligible := kernelVariants(t, selOpen(t, false), "select")
 	for _, name := range names {
 		if !eligible[name] {
 			continue
@@ -105,7 +116,7 @@ func TestSelectVariantsLarge(t *testing.T) {
 		t.Skip("operands of 130 MiB and more")
 	}
 	d := selOpen(t, false)
-	names, eligible := selVariants(t, d)
+	names, eligible := kernelVariants(t, d, "select")
 	for _, name := range names {
 		if !eligible[name] {
 			continue
