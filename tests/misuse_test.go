@@ -49,6 +49,17 @@ func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host
 	return h
 }
 
+// downloadDiff downloads y, frees it and describes how it differs from
+// want, as selDiff does ("" when they are the same).
+func downloadDiff(y *device.Tensor, want *tensor.Host) (string, error) {
+	defer y.Free()
+	got, err := y.Download()
+	if err != nil {
+		return "", err
+	}
+	return selDiff(got, want), nil
+}
+
 // misInputs is a set of device tensors and the bytes each must keep.
 type misInputs struct {
 	ts    []*device.Tensor
@@ -230,15 +241,14 @@ func TestMisuseOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := y.Download()
+	want, _ := cpuref.Select(in.hosts[0], in.hosts[1], in.hosts[5], "numpy")
+	s, err := downloadDiff(y, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := cpuref.Select(in.hosts[0], in.hosts[1], in.hosts[5], "numpy")
-	if s := selDiff(got, want); s != "" {
+	if s != "" {
 		t.Errorf("select after the rejected ops: %s", s)
 	}
-	y.Free()
 	t.Logf("%d misuses of the ops, each ops.ErrInvalid, inputs intact", len(calls))
 }
 
@@ -488,13 +498,12 @@ func TestExhaustion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("select %s: %v", when, err)
 		}
-		defer y.Free()
-		got, err := y.Download()
+		want, _ := cpuref.Select(in.hosts[1], in.hosts[2], in.hosts[3], "numpy")
+		s, err := downloadDiff(y, want)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := cpuref.Select(in.hosts[1], in.hosts[2], in.hosts[3], "numpy")
-		if s := selDiff(got, want); s != "" {
+		if s != "" {
 			t.Fatalf("select %s: %s", when, s)
 		}
 	}
@@ -565,15 +574,14 @@ func TestExhaustion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reduce after freeing: %v", err)
 	}
-	got, err := y.Download()
+	want, _ := cpuref.ReduceLogicalOr(in.hosts[0], []int{0, 2}, false)
+	s, err := downloadDiff(y, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := cpuref.ReduceLogicalOr(in.hosts[0], []int{0, 2}, false)
-	if s := selDiff(got, want); s != "" {
+	if s != "" {
 		t.Errorf("reduce after freeing: %s", s)
 	}
-	y.Free()
 	selectWorks("after freeing")
 	if err := d.Sync(); err != nil {
 		t.Fatal(err)
