@@ -112,33 +112,13 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 		}
 	}
 
-	d, err := e.open()
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	for i, o := range operands {
-		if h, ok := o.(*tensor.Host); ok {
-			t, err := d.Upload(h)
-			if err != nil {
-				return err
-			}
-			defer t.Free()
-			operands[i] = t
+	return runOnDevice(e, name, operands, func(x []any) (*device.Tensor, error) {
+		switch {
+		case m.binary != nil:
+			return m.binary(x[0], x[1], ops.WithBroadcast(b))
+		case name == "is-inf":
+			return ops.IsInf(x[0].(*device.Tensor), *detectNeg, *detectPos)
 		}
-	}
-	var y *device.Tensor
-	switch {
-	case m.binary != nil:
-		y, err = m.binary(operands[0], operands[1], ops.WithBroadcast(b))
-	case name == "is-inf":
-		y, err = ops.IsInf(operands[0].(*device.Tensor), *detectNeg, *detectPos)
-	default:
-		y, err = m.unary(operands[0].(*device.Tensor))
-	}
-	if err != nil {
-		return opError(err)
-	}
-	defer y.Free()
-	return download(name, y, *outPath, false)
+		return m.unary(x[0].(*device.Tensor))
+	}, *outPath, false)
 }
