@@ -164,6 +164,44 @@ def result(peer, op, pattern, dname, shape, t, nbytes):
                 median_ms=t * 1e3, gbps=nbytes / t / 1e9)
 
 
+def select_operands(cs, ts, es, host, rng):
+    """Random cond, then and else arrays of those shapes, then or else None
+    where its shape is (a scalar operand); 0-D ones stay arrays, not numpy
+    scalars. bf16 data is made as f32 (host) and converted by torch."""
+    cond = np.asarray(rng.random(cs, dtype=np.float32) < 0.5)
+    then = np.asarray(rand(ts, host, rng)) if ts is not None else None
+    other = np.asarray(rand(es, host, rng)) if es is not None else None
+    return cond, then, other
+
+
+def time_where(op, pattern, dname, cond, then, other, out_shape, runs):
+    """The results of numpy's where (but for bf16, which numpy lacks) and
+    torch's over cond, then and else, a None operand being the scalar of
+    scalar(); the bytes count those of dtype dname, not of the f32 arrays
+    that bf16 is made from."""
+    dt = DTYPES[dname]
+    size = 2 if dt is None else np.dtype(dt).itemsize
+    nbytes = cond.nbytes + sum(x.size * size for x in (then, other) if x is not None)
+    nbytes += int(np.prod(out_shape)) * size
+    results = []
+    if dt is not None:
+        a = then if then is not None else dt(scalar(dname, True))
+        b = other if other is not None else dt(scalar(dname, False))
+        t = timeit(lambda: np.where(cond, a, b), runs)
+        results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
+    if torch is not None:
+        tdt = getattr(torch, TORCH_DTYPES[dname])
+        tc = torch.from_numpy(cond)
+        ta = (torch.from_numpy(then).to(tdt) if then is not None
+              else torch.tensor(scalar(dname, True), dtype=tdt))
+        tb = (torch.from_numpy(other).to(tdt) if other is not None
+              else torch.tensor(scalar(dname, False), dtype=tdt))
+        out = torch.empty(out_shape, dtype=tdt)
+        t = timeit(lambda: torch.where(tc, ta, tb, out=out), runs)
+        results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+    return results
+
+
 def run(args):
     rng = np.random.default_rng(1)
     results = []
@@ -171,33 +209,13 @@ def run(args):
         torch.set_num_threads(args.threads)
     for dname in args.dtypes.split(","):
         dt = DTYPES[dname]
-        size = 2 if dt is None else np.dtype(dt).itemsize
+        host = np.float32 if dt is None else dt
         for op, pattern, cs, ts, es in select_cases(args.elems):
             if op not in args.ops:
                 continue
-            cond = rng.random(cs, dtype=np.float32) < 0.5
-            # bf16 data is made as f32 and converted by torch.
-            host = np.float32 if dt is None else dt
-            then = rand(ts, host, rng) if ts is not None else None
-            other = rand(es, host, rng) if es is not None else None
+            cond, then, other = select_operands(cs, ts, es, host, rng)
             out_shape = np.broadcast_shapes(cs, ts or (), es or ())
-            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (ts, es) if s is not None)
-            nbytes += int(np.prod(out_shape)) * size
-            if dt is not None:
-                a = then if then is not None else dt(scalar(dname, True))
-                b = other if other is not None else dt(scalar(dname, False))
-                t = timeit(lambda: np.where(cond, a, b), args.runs)
-                results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
-            if torch is not None:
-                tdt = getattr(torch, TORCH_DTYPES[dname])
-                tc = torch.from_numpy(cond)
-                ta = (torch.from_numpy(then).to(tdt) if then is not None
-                      else torch.tensor(scalar(dname, True), dtype=tdt))
-                tb = (torch.from_numpy(other).to(tdt) if other is not None
-                      else torch.tensor(scalar(dname, False), dtype=tdt))
-                out = torch.empty(out_shape, dtype=tdt)
-                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
-                results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+            results += time_where(op, pattern, dname, cond, then, other, out_shape, args.runs)
     for op, pattern, dname, a_shape, b_shape in mask_cases(args.elems):
         if op not in args.ops:
             continue
@@ -257,31 +275,11 @@ def run_zoo(args):
         torch.set_num_threads(args.threads)
     for dname in args.dtypes.split(","):
         dt = DTYPES[dname]
-        size = 2 if dt is None else np.dtype(dt).itemsize
         host = np.float32 if dt is None else dt
         for p in zoo_patterns():
-            # 0-D shapes: arrays still, not numpy scalars.
-            cond = np.asarray(rng.random(p["cond"], dtype=np.float32) < 0.5)
-            then = np.asarray(rand(p["then"], host, rng)) if p["then"] is not None else None
-            other = np.asarray(rand(p["else"], host, rng)) if p["else"] is not None else None
+            cond, then, other = select_operands(p["cond"], p["then"], p["else"], host, rng)
             out_shape = tuple(p["out"])
-            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (p["then"], p["else"]) if s is not None)
-            nbytes += int(np.prod(out_shape)) * size
-            if dt is not None:
-                a = then if then is not None else dt(scalar(dname, True))
-                b = other if other is not None else dt(scalar(dname, False))
-                t = timeit(lambda: np.where(cond, a, b), args.runs)
-                results.append(result("numpy", p["op"], p["name"], dname, out_shape, t, nbytes))
-            if torch is not None:
-                tdt = getattr(torch, TORCH_DTYPES[dname])
-                tc = torch.from_numpy(cond)
-                ta = (torch.from_numpy(then).to(tdt) if then is not None
-                      else torch.tensor(scalar(dname, True), dtype=tdt))
-                tb = (torch.from_numpy(other).to(tdt) if other is not None
-                      else torch.tensor(scalar(dname, False), dtype=tdt))
-                out = torch.empty(out_shape, dtype=tdt)
-                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
-                results.append(result("torch", p["op"], p["name"], dname, out_shape, t, nbytes))
+            results += time_where(p["op"], p["name"], dname, cond, then, other, out_shape, args.runs)
     return results
 
 
