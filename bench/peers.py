@@ -164,10 +164,18 @@ def result(peer, op, pattern, dname, shape, t, nbytes):
                 median_ms=t * 1e3, gbps=nbytes / t / 1e9)
 
 
+def host_dtypes(dtypes):
+    """Each name in the comma-separated dtypes with the numpy type its data
+    is made as: bf16's is f32, which torch converts."""
+    for dname in dtypes.split(","):
+        dt = DTYPES[dname]
+        yield dname, np.float32 if dt is None else dt
+
+
 def select_operands(cs, ts, es, host, rng):
     """Random cond, then and else arrays of those shapes, then or else None
     where its shape is (a scalar operand); 0-D ones stay arrays, not numpy
-    scalars. bf16 data is made as f32 (host) and converted by torch."""
+    scalars."""
     cond = np.asarray(rng.random(cs, dtype=np.float32) < 0.5)
     then = np.asarray(rand(ts, host, rng)) if ts is not None else None
     other = np.asarray(rand(es, host, rng)) if es is not None else None
@@ -207,9 +215,7 @@ def run(args):
     results = []
     if torch is not None:
         torch.set_num_threads(args.threads)
-    for dname in args.dtypes.split(","):
-        dt = DTYPES[dname]
-        host = np.float32 if dt is None else dt
+    for dname, host in host_dtypes(args.dtypes):
         for op, pattern, cs, ts, es in select_cases(args.elems):
             if op not in args.ops:
                 continue
@@ -273,14 +279,30 @@ def run_zoo(args):
     results = []
     if torch is not None:
         torch.set_num_threads(args.threads)
-    for dname in args.dtypes.split(","):
-        dt = DTYPES[dname]
-        host = np.float32 if dt is None else dt
+    for dname, host in host_dtypes(args.dtypes):
         for p in zoo_patterns():
             cond, then, other = select_operands(p["cond"], p["then"], p["else"], host, rng)
             out_shape = tuple(p["out"])
             results += time_where(p["op"], p["name"], dname, cond, then, other, out_shape, args.runs)
     return results
+
+
+def by_case(vkops_runs, peer_runs, key, wanted):
+    """The runs grouped by case, key(row) naming it: the peers' median_ms
+    by (peer,) + case, the vkops rows that wanted(row) keeps by case, and
+    those cases in the order first met."""
+    peers = {}
+    for run in peer_runs:
+        for r in run:
+            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
+    vk, order = {}, []
+    for run in vkops_runs:
+        for r in run:
+            if wanted(r):
+                if key(r) not in vk:
+                    order.append(key(r))
+                vk.setdefault(key(r), []).append(r)
+    return peers, vk, order
 
 
 def zoo_side_by_side(vkops_runs, peer_runs):
@@ -289,17 +311,7 @@ def zoo_side_by_side(vkops_runs, peer_runs):
     1: vkops is faster), then the worst ratio and the geometric means."""
     def key(r):
         return (r["pattern"], r["dtype"])
-    peers = {}
-    for run in peer_runs:
-        for r in run:
-            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
-    vk, order = {}, []
-    for run in vkops_runs:
-        for r in run:
-            if r.get("pattern", "").startswith("zoo-"):
-                if key(r) not in vk:
-                    order.append(key(r))
-                vk.setdefault(key(r), []).append(r)
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("pattern", "").startswith("zoo-"))
     print("| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | torch ms | faster peer / vkops |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     ratios, fracs = [], []
@@ -356,17 +368,8 @@ def side_by_side(vkops_runs, peer_runs):
     includes recording, submitting and waiting, its GPU time does not."""
     def key(r):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
-    peers = {}
-    for run in peer_runs:
-        for r in run:
-            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
-    vk, order = {}, []
-    for run in vkops_runs:
-        for r in run:
-            if r.get("op") in ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and"):
-                if key(r) not in vk:
-                    order.append(key(r))
-                vk.setdefault(key(r), []).append(r)
+    ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and")
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops)
     print("| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | torch ms | torch / vkops |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for k in order:
