@@ -76,16 +76,11 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
-	var b ops.Broadcast
-	switch *mode {
-	case "numpy", "":
-		b = ops.BroadcastNumpy
-	case "none":
-		b = ops.BroadcastNone
-	case "pdpd":
-		b = ops.BroadcastPDPD
-	default:
-		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	b := ops.BroadcastNumpy // also for unary ops, which have no --broadcast
+	if *mode != "" {
+		if b, err = parseBroadcast(name, *mode); err != nil {
+			return err
+		}
 	}
 	dt := tensor.Invalid
 	switch *dtArg {

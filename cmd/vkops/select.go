@@ -32,16 +32,9 @@ func runSelect(e *env, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
-	var b ops.Broadcast
-	switch *mode {
-	case "numpy":
-		b = ops.BroadcastNumpy
-	case "none":
-		b = ops.BroadcastNone
-	case "pdpd":
-		b = ops.BroadcastPDPD
-	default:
-		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	b, err := parseBroadcast(name, *mode)
+	if err != nil {
+		return err
 	}
 	bf16 := false
 	if *dtArg != "" {
@@ -121,6 +114,19 @@ func runWhere(e *env, args []string) error {
 	return runOnDevice(e, name, []any{cond, operands[0], operands[1]}, func(x []any) (*device.Tensor, error) {
 		return ops.Where(x[0].(*device.Tensor), x[1], x[2])
 	}, *outPath, dt == tensor.BF16)
+}
+
+// parseBroadcast reads the --broadcast flag: numpy, none or pdpd.
+func parseBroadcast(name, mode string) (ops.Broadcast, error) {
+	switch mode {
+	case "numpy":
+		return ops.BroadcastNumpy, nil
+	case "none":
+		return ops.BroadcastNone, nil
+	case "pdpd":
+		return ops.BroadcastPDPD, nil
+	}
+	return 0, badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, mode)
 }
 
 // readOperand reads a number-literal or .npy operand: a number as
