@@ -150,18 +150,12 @@ func TestMaskSpecialValues(t *testing.T) {
 	if testing.Short() {
 		names = []string{names[len(names)-1]} // the variant with most features
 	}
-	for _, name := range names {
-		if !eligible[name] {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("VKOPS_VARIANT", name)
-			d := selOpen(t, false)
-			maskSpecialCompare(t, d)
-			maskSpecialClassify(t, d)
-			maskSpecialLogical(t, d)
-		})
-	}
+	runVariants(t, names, eligible, func(t *testing.T, _ string) {
+		d := selOpen(t, false)
+		maskSpecialCompare(t, d)
+		maskSpecialClassify(t, d)
+		maskSpecialLogical(t, d)
+	})
 }
 
 func maskSpecialCompare(t *testing.T, d *device.Device) {

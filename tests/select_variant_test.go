@@ -38,12 +38,18 @@ func kernelVariants(t testing.TB, d *device.Device, op string) (names []string, 
 	return names, eligible
 }
 
-// forEachKernelVariant runs f as a subtest named for each variant of op's
-// kernels, with $VKOPS_VARIANT forcing it. A variant the device cannot
-// run is skipped, and says so; on lavapipe every variant must be
-// eligible, so that none is skipped there unnoticed.
+// forEachKernelVariant runs f for every variant of op's kernels, as
+// runVariants does.
 func forEachKernelVariant(t *testing.T, op string, f func(t *testing.T, name string)) {
 	names, eligible := kernelVariants(t, selOpen(t, false), op)
+	runVariants(t, names, eligible, f)
+}
+
+// runVariants runs f as a subtest named for each variant of names, with
+// $VKOPS_VARIANT forcing it. A variant not eligible on the device is
+// skipped, and says so; on lavapipe every variant must be eligible, so
+// that none is skipped there unnoticed.
+func runVariants(t *testing.T, names []string, eligible map[string]bool, f func(t *testing.T, name string)) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			if !eligible[name] {
@@ -81,30 +87,23 @@ func TestSelectVariants(t *testing.T) {
 // within one, where a texel view reaches past the tensor's last byte.
 // Pages of 4 KiB put page edges inside rows.
 func TestSelectVariantOffsets(t *testing.T) {
-	names, eligible := kernelVariants(t, selOpen(t, false), "select")
-	for _, name := range names {
-		if !eligible[name] {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("VKOPS_VARIANT", name)
-			d := selOpen(t, true)
-			rng := rand.New(rand.NewPCG(13, 14))
-			cases := 0
-			for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
-				for n := 1000; n < 1017; n++ {
-					// A row broadcast whose rows start at every offset, and a
-					// same-shape select whose length ends at every offset.
-					selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n, 1}),
-						selRandom(rng, dt, tensor.Shape{n, n - 999}), selRandom(rng, dt, tensor.Shape{1, n - 999}))
-					selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{3 * n}),
-						selRandom(rng, dt, tensor.Shape{3 * n}), selRandom(rng, dt, tensor.Shape{3 * n}))
-					cases += 2
-				}
+	forEachKernelVariant(t, "select", func(t *testing.T, _ string) {
+		d := selOpen(t, true)
+		rng := rand.New(rand.NewPCG(13, 14))
+		cases := 0
+		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
+			for n := 1000; n < 1017; n++ {
+				// A row broadcast whose rows start at every offset, and a
+				// same-shape select whose length ends at every offset.
+				selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n, 1}),
+					selRandom(rng, dt, tensor.Shape{n, n - 999}), selRandom(rng, dt, tensor.Shape{1, n - 999}))
+				selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{3 * n}),
+					selRandom(rng, dt, tensor.Shape{3 * n}), selRandom(rng, dt, tensor.Shape{3 * n}))
+				cases += 2
 			}
-			t.Logf("%d cases", cases)
-		})
-	}
+		}
+		t.Logf("%d cases", cases)
+	})
 }
 
 // TestSelectVariantsLarge runs each variant where operands span the
@@ -117,19 +116,13 @@ func TestSelectVariantsLarge(t *testing.T) {
 	}
 	d := selOpen(t, false)
 	names, eligible := kernelVariants(t, d, "select")
-	for _, name := range names {
-		if !eligible[name] {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("VKOPS_VARIANT", name)
-			rng := rand.New(rand.NewPCG(6, 7))
-			const rows = 82000 // then and the output: 82000 x 1024 f32, 328 MiB
-			selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
-				selRandom(rng, tensor.F32, tensor.Shape{rows, 1024}), selRandom(rng, tensor.F32, tensor.Shape{1, 1024}))
-			const n = 33<<20 + 5 // 132 MiB of f32
-			selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n}),
-				selRandom(rng, tensor.F32, tensor.Shape{n}), selRandom(rng, tensor.F32, tensor.Shape{n}))
-		})
-	}
+	runVariants(t, names, eligible, func(t *testing.T, _ string) {
+		rng := rand.New(rand.NewPCG(6, 7))
+		const rows = 82000 // then and the output: 82000 x 1024 f32, 328 MiB
+		selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
+			selRandom(rng, tensor.F32, tensor.Shape{rows, 1024}), selRandom(rng, tensor.F32, tensor.Shape{1, 1024}))
+		const n = 33<<20 + 5 // 132 MiB of f32
+		selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{n}),
+			selRandom(rng, tensor.F32, tensor.Shape{n}), selRandom(rng, tensor.F32, tensor.Shape{n}))
+	})
 }
