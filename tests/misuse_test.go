@@ -28,13 +28,10 @@ import (
 // newMisRand returns the random source of the misuse tests.
 func newMisRand() *rand.Rand { return rand.New(rand.NewPCG(6, 1)) }
 
-// misRandom stands apart from select_test.go's selRandom, so that the
-// data of these tests (misuse_test.go, concurrency_test.go and
-// leak_test.go) does not move when selRandom's does; they build and
-// compare host tensors with select_test.go's selHost and selDiff.
-
 // misRandom returns a tensor of random bytes: bools are 0 about half the
-// time and any nonzero byte otherwise, as bool tensors may hold.
+// time and any nonzero byte otherwise, as bool tensors may hold. It stands
+// apart from select_test.go's selRandom, so that the data of the misuse,
+// concurrency and leak tests does not move when selRandom's does.
 func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
 	h, err := tensor.New(dt, shape)
 	if err != nil {

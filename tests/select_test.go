@@ -547,8 +547,8 @@ func (w whereArg) String() string {
 // whereGoValue returns the exact value of a typed scalar as a Go value
 // that tensor.NewScalar converts without loss: a bool, an int64 or uint64,
 // or a float64, which holds every f16, bf16 and f32 value exactly. It
-// decodes the bits by kind and width, apart from how ops does it, so that
-// the two do not share a mistake.
+// decodes the bits by kind and width rather than type by type as ops
+// does, so that the test and ops do not share a mistake.
 func whereGoValue(s tensor.Scalar) any {
 	shift := 64 - 8*s.DType.Size()
 	switch dt := s.DType; {
