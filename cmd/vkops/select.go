@@ -240,7 +240,8 @@ func opError(err error) error {
 
 // runOnDevice opens the device, puts each host tensor among operands on
 // it in its place, runs op on them and writes op's result to path as
-// download does. The tensors are freed and the device closed on return.
+// download does; op's rejection of its inputs is bad input (opError). The
+// tensors are freed and the device closed on return.
 func runOnDevice(e *env, name string, operands []any, op func(operands []any) (*device.Tensor, error), path string, widen bool) error {
 	d, err := e.open()
 	if err != nil {
