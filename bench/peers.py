@@ -164,40 +164,64 @@ def result(peer, op, pattern, dname, shape, t, nbytes):
                 median_ms=t * 1e3, gbps=nbytes / t / 1e9)
 
 
+def host_dtypes(dtypes):
+    """Each name in the comma-separated dtypes with the numpy type its data
+    is made as: bf16's is f32, which torch converts."""
+    for dname in dtypes.split(","):
+        dt = DTYPES[dname]
+        yield dname, np.float32 if dt is None else dt
+
+
+def select_operands(cs, ts, es, host, rng):
+    """Random cond, then and else arrays of those shapes, then or else None
+    where its shape is (a scalar operand); 0-D ones stay arrays, not numpy
+    scalars."""
+    cond = np.asarray(rng.random(cs, dtype=np.float32) < 0.5)
+    then = np.asarray(rand(ts, host, rng)) if ts is not None else None
+    other = np.asarray(rand(es, host, rng)) if es is not None else None
+    return cond, then, other
+
+
+def time_where(op, pattern, dname, cond, then, other, out_shape, runs):
+    """The results of numpy's where (but for bf16, which numpy lacks) and
+    torch's over cond, then and else, a None operand being the scalar of
+    scalar(); the bytes count those of dtype dname, not of the f32 arrays
+    that bf16 is made from."""
+    dt = DTYPES[dname]
+    size = 2 if dt is None else np.dtype(dt).itemsize
+    nbytes = cond.nbytes + sum(x.size * size for x in (then, other) if x is not None)
+    nbytes += int(np.prod(out_shape)) * size
+    results = []
+    if dt is not None:
+        a = then if then is not None else dt(scalar(dname, True))
+        b = other if other is not None else dt(scalar(dname, False))
+        t = timeit(lambda: np.where(cond, a, b), runs)
+        results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
+    if torch is not None:
+        tdt = getattr(torch, TORCH_DTYPES[dname])
+        tc = torch.from_numpy(cond)
+        ta = (torch.from_numpy(then).to(tdt) if then is not None
+              else torch.tensor(scalar(dname, True), dtype=tdt))
+        tb = (torch.from_numpy(other).to(tdt) if other is not None
+              else torch.tensor(scalar(dname, False), dtype=tdt))
+        out = torch.empty(out_shape, dtype=tdt)
+        t = timeit(lambda: torch.where(tc, ta, tb, out=out), runs)
+        results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+    return results
+
+
 def run(args):
     rng = np.random.default_rng(1)
     results = []
     if torch is not None:
         torch.set_num_threads(args.threads)
-    for dname in args.dtypes.split(","):
-        dt = DTYPES[dname]
-        size = 2 if dt is None else np.dtype(dt).itemsize
+    for dname, host in host_dtypes(args.dtypes):
         for op, pattern, cs, ts, es in select_cases(args.elems):
             if op not in args.ops:
                 continue
-            cond = rng.random(cs, dtype=np.float32) < 0.5
-            # bf16 data is made as f32 and converted by torch.
-            host = np.float32 if dt is None else dt
-            then = rand(ts, host, rng) if ts is not None else None
-            other = rand(es, host, rng) if es is not None else None
+            cond, then, other = select_operands(cs, ts, es, host, rng)
             out_shape = np.broadcast_shapes(cs, ts or (), es or ())
-            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (ts, es) if s is not None)
-            nbytes += int(np.prod(out_shape)) * size
-            if dt is not None:
-                a = then if then is not None else dt(scalar(dname, True))
-                b = other if other is not None else dt(scalar(dname, False))
-                t = timeit(lambda: np.where(cond, a, b), args.runs)
-                results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
-            if torch is not None:
-                tdt = getattr(torch, TORCH_DTYPES[dname])
-                tc = torch.from_numpy(cond)
-                ta = (torch.from_numpy(then).to(tdt) if then is not None
-                      else torch.tensor(scalar(dname, True), dtype=tdt))
-                tb = (torch.from_numpy(other).to(tdt) if other is not None
-                      else torch.tensor(scalar(dname, False), dtype=tdt))
-                out = torch.empty(out_shape, dtype=tdt)
-                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
-                results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+            results += time_where(op, pattern, dname, cond, then, other, out_shape, args.runs)
     for op, pattern, dname, a_shape, b_shape in mask_cases(args.elems):
         if op not in args.ops:
             continue
@@ -255,34 +279,30 @@ def run_zoo(args):
     results = []
     if torch is not None:
         torch.set_num_threads(args.threads)
-    for dname in args.dtypes.split(","):
-        dt = DTYPES[dname]
-        size = 2 if dt is None else np.dtype(dt).itemsize
-        host = np.float32 if dt is None else dt
+    for dname, host in host_dtypes(args.dtypes):
         for p in zoo_patterns():
-            # 0-D shapes: arrays still, not numpy scalars.
-            cond = np.asarray(rng.random(p["cond"], dtype=np.float32) < 0.5)
-            then = np.asarray(rand(p["then"], host, rng)) if p["then"] is not None else None
-            other = np.asarray(rand(p["else"], host, rng)) if p["else"] is not None else None
+            cond, then, other = select_operands(p["cond"], p["then"], p["else"], host, rng)
             out_shape = tuple(p["out"])
-            nbytes = cond.nbytes + sum(int(np.prod(s)) * size for s in (p["then"], p["else"]) if s is not None)
-            nbytes += int(np.prod(out_shape)) * size
-            if dt is not None:
-                a = then if then is not None else dt(scalar(dname, True))
-                b = other if other is not None else dt(scalar(dname, False))
-                t = timeit(lambda: np.where(cond, a, b), args.runs)
-                results.append(result("numpy", p["op"], p["name"], dname, out_shape, t, nbytes))
-            if torch is not None:
-                tdt = getattr(torch, TORCH_DTYPES[dname])
-                tc = torch.from_numpy(cond)
-                ta = (torch.from_numpy(then).to(tdt) if then is not None
-                      else torch.tensor(scalar(dname, True), dtype=tdt))
-                tb = (torch.from_numpy(other).to(tdt) if other is not None
-                      else torch.tensor(scalar(dname, False), dtype=tdt))
-                out = torch.empty(out_shape, dtype=tdt)
-                t = timeit(lambda: torch.where(tc, ta, tb, out=out), args.runs)
-                results.append(result("torch", p["op"], p["name"], dname, out_shape, t, nbytes))
+            results += time_where(p["op"], p["name"], dname, cond, then, other, out_shape, args.runs)
     return results
+
+
+def by_case(vkops_runs, peer_runs, key, wanted):
+    """The runs grouped by case, key(row) naming it: the peers' median_ms
+    by (peer,) + case, the vkops rows that wanted(row) keeps by case, and
+    those cases in the order first met."""
+    peers = {}
+    for run in peer_runs:
+        for r in run:
+            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
+    vk, order = {}, []
+    for run in vkops_runs:
+        for r in run:
+            if wanted(r):
+                if key(r) not in vk:
+                    order.append(key(r))
+                vk.setdefault(key(r), []).append(r)
+    return peers, vk, order
 
 
 def zoo_side_by_side(vkops_runs, peer_runs):
@@ -291,17 +311,7 @@ def zoo_side_by_side(vkops_runs, peer_runs):
     1: vkops is faster), then the worst ratio and the geometric means."""
     def key(r):
         return (r["pattern"], r["dtype"])
-    peers = {}
-    for run in peer_runs:
-        for r in run:
-            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
-    vk, order = {}, []
-    for run in vkops_runs:
-        for r in run:
-            if r.get("pattern", "").startswith("zoo-"):
-                if key(r) not in vk:
-                    order.append(key(r))
-                vk.setdefault(key(r), []).append(r)
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("pattern", "").startswith("zoo-"))
     print("| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | torch ms | faster peer / vkops |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     ratios, fracs = [], []
@@ -358,17 +368,8 @@ def side_by_side(vkops_runs, peer_runs):
     includes recording, submitting and waiting, its GPU time does not."""
     def key(r):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
-    peers = {}
-    for run in peer_runs:
-        for r in run:
-            peers.setdefault((r["peer"],) + key(r), []).append(r["median_ms"])
-    vk, order = {}, []
-    for run in vkops_runs:
-        for r in run:
-            if r.get("op") in ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and"):
-                if key(r) not in vk:
-                    order.append(key(r))
-                vk.setdefault(key(r), []).append(r)
+    ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and")
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops)
     print("| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | torch ms | torch / vkops |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for k in order:

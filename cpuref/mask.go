@@ -18,17 +18,11 @@ import (
 //   - "numpy" (also ""): a and b broadcast each other, numpy style.
 //   - "pdpd": the output has a's shape; b must broadcast one way to it.
 func binaryShape(op string, a, b *tensor.Host, mode string, boolOnly bool) (tensor.Shape, error) {
-	switch mode {
-	case "none", "numpy", "pdpd":
-	case "":
-		mode = "numpy"
-	default:
-		return nil, fmt.Errorf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, mode)
-	}
-	if err := checkHost(op, "a", a); err != nil {
+	mode, err := checkMode(op, mode)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkHost(op, "b", b); err != nil {
+	if err := checkHosts(op, []string{"a", "b"}, a, b); err != nil {
 		return nil, err
 	}
 	if a.DType != b.DType {

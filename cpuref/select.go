@@ -21,20 +21,11 @@ import (
 func Select(cond, then, els *tensor.Host, mode string) (*tensor.Host, error) {
 	const op = "select"
 	// The mode is an attribute of the op, so it is checked before the data.
-	switch mode {
-	case "none", "numpy", "pdpd":
-	case "":
-		mode = "numpy"
-	default:
-		return nil, fmt.Errorf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, mode)
-	}
-	if err := checkHost(op, "cond", cond); err != nil {
+	mode, err := checkMode(op, mode)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkHost(op, "then", then); err != nil {
-		return nil, err
-	}
-	if err := checkHost(op, "else", els); err != nil {
+	if err := checkHosts(op, []string{"cond", "then", "else"}, cond, then, els); err != nil {
 		return nil, err
 	}
 	if cond.DType != tensor.Bool {
@@ -74,6 +65,28 @@ func Select(cond, then, els *tensor.Host, mode string) (*tensor.Host, error) {
 		}
 	}
 	return blend(op, out, cond, then, els)
+}
+
+// checkMode returns the auto_broadcast mode, "" read as "numpy", or an
+// error naming the op when mode is none of "none", "numpy" and "pdpd".
+func checkMode(op, mode string) (string, error) {
+	switch mode {
+	case "none", "numpy", "pdpd":
+		return mode, nil
+	case "":
+		return "numpy", nil
+	}
+	return "", fmt.Errorf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, mode)
+}
+
+// checkHosts is checkHost for each of hs in turn, names[i] naming hs[i].
+func checkHosts(op string, names []string, hs ...*tensor.Host) error {
+	for i, h := range hs {
+		if err := checkHost(op, names[i], h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkHost reports a nil tensor or one whose Data does not match its

@@ -65,15 +65,7 @@ func eachMaskVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
 	if testing.Short() {
 		vs = vs[len(vs)-1:]
 	}
-	for _, v := range vs {
-		t.Run(v.name, func(t *testing.T) {
-			if !v.eligible(d) {
-				t.Skipf("SKIP: %v cannot run variant %s", d, v.name)
-			}
-			t.Setenv("VKOPS_VARIANT", v.name)
-			f(t)
-		})
-	}
+	eachVariant(t, d, vs, f)
 }
 
 // TestMaskGrid shrinks workgroups to one invocation of one chunk, so
@@ -81,10 +73,7 @@ func eachMaskVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
 // device chooses (a grid of single invocations is slow on lavapipe).
 func TestMaskGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	saved := maskTuning
-	defer func() { maskTuning = saved }()
-	maskTuning.group = 1
-	maskTuning.chunks = [9]int{1: 1, 2: 1, 4: 1, 8: 1}
+	setTuning(t, &maskTuning, 1, 1)
 	n := 16*65535 + 100
 	rng := rand.New(rand.NewPCG(1, 2))
 	checkMasks(t, d, randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 1}))
@@ -95,16 +84,11 @@ func TestMaskGrid(t *testing.T) {
 // blocks unpaired.
 func TestMaskTuning(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	saved := maskTuning
-	defer func() { maskTuning = saved }()
 	eachMaskVariant(t, d, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 3))
 		for _, group := range []int{7} {
 			for _, chunks := range []int{1, 3} {
-				maskTuning.group = group
-				for i := range maskTuning.chunks {
-					maskTuning.chunks[i] = chunks
-				}
+				setTuning(t, &maskTuning, group, chunks)
 				for _, dt := range []tensor.DType{tensor.U8, tensor.F64} {
 					for _, s := range [][2]tensor.Shape{{{5000}, {5000}}, {{37, 130}, {37, 1}}, {{9, 11, 7}, {11, 1}}, {{3001}, {}}} {
 						checkMasks(t, d, randomHost(rng, dt, s[0]), randomHost(rng, dt, s[1]))

@@ -65,17 +65,14 @@ func checkSelect(t *testing.T, d *device.Device, cond, then, els *tensor.Host) {
 	}
 }
 
-// eachVariant runs f as a subtest per select variant, with the variant
-// forced; those d cannot run are skipped.
-func eachVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
-	for _, v := range selectVariants {
-		t.Run(v.name, func(t *testing.T) {
-			if !v.eligible(d) {
-				t.Skipf("SKIP: %v cannot run variant %s", d, v.name)
-			}
-			t.Setenv("VKOPS_VARIANT", v.name)
-			f(t)
-		})
+// setTuning sets tu to workgroups of group invocations, each doing chunks
+// chunks at every element width, until t ends.
+func setTuning(t *testing.T, tu *elementwiseTuning, group, chunks int) {
+	saved := *tu
+	t.Cleanup(func() { *tu = saved })
+	tu.group = group
+	for w := range tu.chunks {
+		tu.chunks[w] = chunks
 	}
 }
 
@@ -84,16 +81,13 @@ func eachVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
 // linear group index spans the Y dimension of the grid.
 func TestSelectGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	saved := selectTuning
-	defer func() { selectTuning = saved }()
-	selectTuning.group = 1
-	selectTuning.chunks = [9]int{1: 1, 2: 1, 4: 1, 8: 1}
+	setTuning(t, &selectTuning, 1, 1)
 	n := 16*65535*2 + 100
 	g, err := d.Grid(uint64(n+15) / 16)
 	if err != nil || g[1] < 2 {
 		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
 	}
-	eachVariant(t, d, func(t *testing.T) {
+	eachVariant(t, d, selectVariants, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}))
 		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n / 100, 1}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{100}))
@@ -106,16 +100,11 @@ func TestSelectGrid(t *testing.T) {
 // blocks of a single vector, which texel64 stores unpaired.
 func TestSelectTuning(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	saved := selectTuning
-	defer func() { selectTuning = saved }()
-	eachVariant(t, d, func(t *testing.T) {
+	eachVariant(t, d, selectVariants, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 3))
 		for _, group := range []int{1, 7, 64} {
 			for _, chunks := range []int{1, 2, 4} {
-				selectTuning.group = group
-				for i := range selectTuning.chunks {
-					selectTuning.chunks[i] = chunks
-				}
+				setTuning(t, &selectTuning, group, chunks)
 				for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
 					for _, s := range [][3]tensor.Shape{
 						{{5000}, {5000}, {5000}},
@@ -150,7 +139,7 @@ func TestSelectTexelSpan(t *testing.T) {
 			t.Errorf("variant %s: span %d, want %d", v.name, got, want)
 		}
 	}
-	eachVariant(t, d, func(t *testing.T) {
+	eachVariant(t, d, selectVariants, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
 			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}))

@@ -62,3 +62,17 @@ func TestDriverDefaults(t *testing.T) {
 		t.Error("without defaults, a first select stored no choice")
 	}
 }
+
+// eachVariant runs f as a subtest per variant of vs, with the variant
+// forced; those d cannot run are skipped.
+func eachVariant(t *testing.T, d *device.Device, vs []*variant, f func(t *testing.T)) {
+	for _, v := range vs {
+		t.Run(v.name, func(t *testing.T) {
+			if !v.eligible(d) {
+				t.Skipf("SKIP: %v cannot run variant %s", d, v.name)
+			}
+			t.Setenv("VKOPS_VARIANT", v.name)
+			f(t)
+		})
+	}
+}

@@ -157,12 +157,11 @@ func leakCycle(d *device.Device, rng *rand.Rand, c leakCase) error {
 	if err != nil {
 		return err
 	}
-	defer y.Free()
-	got, err := y.Download()
+	s, err := downloadDiff(y, want)
 	if err != nil {
 		return err
 	}
-	if s := misDiff(got, want); s != "" {
+	if s != "" {
 		return fmt.Errorf("%s %v %v %v: %s", c.kind, c.dt, c.a, c.b, s)
 	}
 	return nil

@@ -146,22 +146,16 @@ func maskRun(t *testing.T, d *device.Device, name string, hosts []*tensor.Host,
 // cpuref, one tensor per element type and op, every variant in turn.
 func TestMaskSpecialValues(t *testing.T) {
 	d0 := selOpen(t, false)
-	names, eligible := maskVariants(t, d0)
+	names, eligible := kernelVariants(t, d0, "mask")
 	if testing.Short() {
 		names = []string{names[len(names)-1]} // the variant with most features
 	}
-	for _, name := range names {
-		if !eligible[name] {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("VKOPS_VARIANT", name)
-			d := selOpen(t, false)
-			maskSpecialCompare(t, d)
-			maskSpecialClassify(t, d)
-			maskSpecialLogical(t, d)
-		})
-	}
+	runVariants(t, names, eligible, func(t *testing.T, _ string) {
+		d := selOpen(t, false)
+		maskSpecialCompare(t, d)
+		maskSpecialClassify(t, d)
+		maskSpecialLogical(t, d)
+	})
 }
 
 func maskSpecialCompare(t *testing.T, d *device.Device) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -284,50 +283,21 @@ func maskSizes(t *testing.T, d *device.Device, few bool) int {
 	return cases
 }
 
-// maskVariants lists the mask families' variants and those d can run.
-func maskVariants(t testing.TB, d *device.Device) (names []string, eligible map[string]bool) {
-	t.Helper()
-	eligible = map[string]bool{}
-	for _, vi := range ops.Variants(d) {
-		if !strings.HasPrefix(vi.Family, "mask/") {
-			continue
-		}
-		names = vi.Variants
-		for _, n := range vi.Eligible {
-			eligible[n] = true
-		}
-	}
-	if len(names) == 0 {
-		t.Fatal("no mask family is registered")
-	}
-	return names, eligible
-}
-
 // TestMaskVariants runs every variant of the mask kernel over the cases
 // of TestMaskMatrix and TestMaskSizes; on lavapipe every variant must be
 // eligible.
 func TestMaskVariants(t *testing.T) {
-	names, eligible := maskVariants(t, selOpen(t, false))
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			if !eligible[name] {
-				if strings.Contains(selOpen(t, false).Info().Name, "llvmpipe") {
-					t.Fatalf("lavapipe cannot run variant %s", name)
-				}
-				t.Skipf("SKIP: the device cannot run variant %s", name)
+	forEachKernelVariant(t, "mask", func(t *testing.T, name string) {
+		for _, small := range []bool{false, true} {
+			d := selOpen(t, small)
+			m := 0
+			if !testing.Short() {
+				m = maskMatrix(t, d, false)
 			}
-			t.Setenv("VKOPS_VARIANT", name)
-			for _, small := range []bool{false, true} {
-				d := selOpen(t, small)
-				m := 0
-				if !testing.Short() {
-					m = maskMatrix(t, d, false)
-				}
-				s := maskSizes(t, d, true)
-				t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
-			}
-		})
-	}
+			s := maskSizes(t, d, true)
+			t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
+		}
+	})
 }
 
 // TestMaskLarge runs comparisons whose operands span the device's own

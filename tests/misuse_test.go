@@ -28,24 +28,10 @@ import (
 // newMisRand returns the random source of the misuse tests.
 func newMisRand() *rand.Rand { return rand.New(rand.NewPCG(6, 1)) }
 
-// The helpers of misuse_test.go, concurrency_test.go and leak_test.go
-// stand apart from those of select_test.go and reduce_test.go, so that
-// these tests do not move when those do.
-
-// misHost builds a host tensor from Go values; an empty shape is 0-D.
-func misHost[T tensor.Element](shape []int, data ...T) *tensor.Host {
-	if shape == nil {
-		shape = []int{}
-	}
-	h, err := tensor.FromSlice(data, shape...)
-	if err != nil {
-		panic(err)
-	}
-	return h
-}
-
 // misRandom returns a tensor of random bytes: bools are 0 about half the
-// time and any nonzero byte otherwise, as bool tensors may hold.
+// time and any nonzero byte otherwise, as bool tensors may hold. It stands
+// apart from select_test.go's selRandom, so that the data of the misuse,
+// concurrency and leak tests does not move when selRandom's does.
 func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
 	h, err := tensor.New(dt, shape)
 	if err != nil {
@@ -60,20 +46,15 @@ func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host
 	return h
 }
 
-// misDiff describes how got differs from want, or returns "".
-func misDiff(got, want *tensor.Host) string {
-	switch {
-	case got.DType != want.DType || !got.Shape.Equal(want.Shape):
-		return fmt.Sprintf("got %v%v, want %v%v", got.DType, got.Shape, want.DType, want.Shape)
-	case !bytes.Equal(got.Data, want.Data):
-		size := want.DType.Size()
-		for i := 0; i < len(want.Data); i += size {
-			if !bytes.Equal(got.Data[i:i+size], want.Data[i:i+size]) {
-				return fmt.Sprintf("element %d of %d is % x, want % x", i/size, want.Len(), got.Data[i:i+size], want.Data[i:i+size])
-			}
-		}
+// downloadDiff downloads y, frees it and describes how it differs from
+// want, as selDiff does ("" when they are the same).
+func downloadDiff(y *device.Tensor, want *tensor.Host) (string, error) {
+	defer y.Free()
+	got, err := y.Download()
+	if err != nil {
+		return "", err
 	}
-	return ""
+	return selDiff(got, want), nil
 }
 
 // misInputs is a set of device tensors and the bytes each must keep.
@@ -204,7 +185,7 @@ func TestMisuseOps(t *testing.T) {
 		where("a string", cond, "1", 0),
 		where("a slice", cond, []int{1}, 0),
 		where("a struct", cond, struct{}{}, 0),
-		where("a host tensor", cond, misHost([]int{2, 3}, int32(1), 2, 3, 4, 5, 6), 0),
+		where("a host tensor", cond, selHost([]int{2, 3}, int32(1), 2, 3, 4, 5, 6), 0),
 		// nil, never made, freed and foreign tensors.
 		sel("nil cond", nil, i32, i32),
 		sel("nil then", cond, nil, i32),
@@ -257,15 +238,14 @@ func TestMisuseOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := y.Download()
+	want, _ := cpuref.Select(in.hosts[0], in.hosts[1], in.hosts[5], "numpy")
+	s, err := downloadDiff(y, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := cpuref.Select(in.hosts[0], in.hosts[1], in.hosts[5], "numpy")
-	if s := misDiff(got, want); s != "" {
+	if s != "" {
 		t.Errorf("select after the rejected ops: %s", s)
 	}
-	y.Free()
 	t.Logf("%d misuses of the ops, each ops.ErrInvalid, inputs intact", len(calls))
 }
 
@@ -309,8 +289,8 @@ func TestMisuseFreed(t *testing.T) {
 	y.Free()
 
 	// The output of an op, freed before and after its work completes.
-	c := in.add(t, d, misHost([]int{4}, true, false, true, false))
-	a := in.add(t, d, misHost([]int{4}, int16(1), 2, 3, 4))
+	c := in.add(t, d, selHost([]int{4}, true, false, true, false))
+	a := in.add(t, d, selHost([]int{4}, int16(1), 2, 3, 4))
 	for _, wait := range []bool{false, true} {
 		z, err := ops.Where(c, a, int16(-1))
 		if err != nil {
@@ -387,7 +367,7 @@ func TestMisuseClosed(t *testing.T) {
 	}
 	_, err = d.Empty(tensor.F32, tensor.Shape{2})
 	check("Empty", err)
-	_, err = d.Upload(misHost([]int{1}, 1.5))
+	_, err = d.Upload(selHost([]int{1}, 1.5))
 	check("Upload", err)
 	_, err = device.FromSlice(d, []int8{1})
 	check("FromSlice", err)
@@ -515,13 +495,12 @@ func TestExhaustion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("select %s: %v", when, err)
 		}
-		defer y.Free()
-		got, err := y.Download()
+		want, _ := cpuref.Select(in.hosts[1], in.hosts[2], in.hosts[3], "numpy")
+		s, err := downloadDiff(y, want)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := cpuref.Select(in.hosts[1], in.hosts[2], in.hosts[3], "numpy")
-		if s := misDiff(got, want); s != "" {
+		if s != "" {
 			t.Fatalf("select %s: %s", when, s)
 		}
 	}
@@ -592,15 +571,14 @@ func TestExhaustion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reduce after freeing: %v", err)
 	}
-	got, err := y.Download()
+	want, _ := cpuref.ReduceLogicalOr(in.hosts[0], []int{0, 2}, false)
+	s, err := downloadDiff(y, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := cpuref.ReduceLogicalOr(in.hosts[0], []int{0, 2}, false)
-	if s := misDiff(got, want); s != "" {
+	if s != "" {
 		t.Errorf("reduce after freeing: %s", s)
 	}
-	y.Free()
 	selectWorks("after freeing")
 	if err := d.Sync(); err != nil {
 		t.Fatal(err)

@@ -160,6 +160,7 @@ func testReduceSpecExamples(t *testing.T) {
 	}
 }
 
+// boolByte is a bool as a bool tensor's byte.
 func boolByte(b bool) byte {
 	if b {
 		return 1

@@ -185,7 +185,7 @@ func BenchmarkReduce(b *testing.B) {
 				h := reduceData(rng, c.shape, 1000, and)
 				if data == "worst" {
 					for i := range h.Data {
-						h.Data[i] = reduceFlag(and)
+						h.Data[i] = boolByte(and)
 					}
 				}
 				x, err := d.Upload(h)
@@ -217,14 +217,6 @@ func BenchmarkReduce(b *testing.B) {
 			}
 		}
 	}
-}
-
-// reduceFlag is a bool as a bool tensor's byte.
-func reduceFlag(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // reduceChoices returns the variants chosen for the reduce families.
@@ -350,27 +342,26 @@ func BenchmarkReduceRandom(b *testing.B) {
 		if len(axes) == 0 {
 			axes = []int{rng.IntN(rank)}
 		}
-		f := reduceFns[rng.IntN(2)]
-		h, err := tensor.New(tensor.Bool, shape)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range h.Data {
-			h.Data[i] = reduceFlag(f.name == "and")
-		}
-		x, err := d.Upload(h)
-		if err != nil {
-			b.Fatal(err)
-		}
-		name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, shape, axes), " ", ",")
-		benchReduceBeside(b, d, f, h, x, name, axes)
-		x.Free()
+		benchReduceWorst(b, d, reduceFns[rng.IntN(2)], shape, axes)
 	}
 }
 
-// benchReduceBeside runs sub-benchmark name/vkops on x, which holds h,
-// and name/numpy on the same bytes.
-func benchReduceBeside(b *testing.B, d *device.Device, f reduceFn, h *tensor.Host, x *device.Tensor, name string, axes []int) {
+// benchReduceWorst runs sub-benchmarks F/SHAPE/axes=AXES/vkops and
+// .../numpy on the same worst-case data: the fold's identity everywhere.
+func benchReduceWorst(b *testing.B, d *device.Device, f reduceFn, shape tensor.Shape, axes []int) {
+	h, err := tensor.New(tensor.Bool, shape)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range h.Data {
+		h.Data[i] = boolByte(f.name == "and")
+	}
+	x, err := d.Upload(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, shape, axes), " ", ",")
 	path := filepath.Join(b.TempDir(), "data.npy")
 	if err := npy.WriteFile(path, h); err != nil {
 		b.Fatal(err)
@@ -403,20 +394,7 @@ func BenchmarkReduceShortRows(b *testing.B) {
 	ps = append(ps, pattern{tensor.Shape{1, 16 << 20}, []int{0}}, pattern{tensor.Shape{12582913, 1}, []int{1}})
 	for _, p := range ps {
 		for _, f := range reduceFns {
-			h, err := tensor.New(tensor.Bool, p.shape)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := range h.Data {
-				h.Data[i] = reduceFlag(f.name == "and")
-			}
-			x, err := d.Upload(h)
-			if err != nil {
-				b.Fatal(err)
-			}
-			name := strings.ReplaceAll(fmt.Sprintf("%s/%v/axes=%v", f.name, p.shape, p.axes), " ", ",")
-			benchReduceBeside(b, d, f, h, x, name, p.axes)
-			x.Free()
+			benchReduceWorst(b, d, f, p.shape, p.axes)
 		}
 	}
 }

@@ -544,30 +544,28 @@ func (w whereArg) String() string {
 	return fmt.Sprintf("%T(%v)", w.v, w.v)
 }
 
-// whereGoValue returns a typed scalar's value as a Go value that
-// tensor.NewScalar converts without loss.
+// whereGoValue returns the exact value of a typed scalar as a Go value
+// that tensor.NewScalar converts without loss: a bool, an int64 or uint64,
+// or a float64, which holds every f16, bf16 and f32 value exactly. It
+// decodes the bits by kind and width rather than type by type as ops
+// does, so that the test and ops do not share a mistake.
 func whereGoValue(s tensor.Scalar) any {
-	switch s.DType {
-	case tensor.Bool:
+	shift := 64 - 8*s.DType.Size()
+	switch dt := s.DType; {
+	case dt == tensor.Bool:
 		return s.Bits != 0
-	case tensor.I8:
-		return int8(s.Bits)
-	case tensor.I16:
-		return int16(s.Bits)
-	case tensor.I32:
-		return int32(s.Bits)
-	case tensor.I64:
-		return int64(s.Bits)
-	case tensor.F16:
-		return tensor.Float16(s.Bits)
-	case tensor.BF16:
-		return tensor.BFloat16(s.Bits)
-	case tensor.F32:
-		return math.Float32frombits(uint32(s.Bits))
-	case tensor.F64:
-		return math.Float64frombits(s.Bits)
+	case dt.IsSigned():
+		return int64(s.Bits<<shift) >> shift
+	case dt.IsUnsigned():
+		return s.Bits
+	case dt == tensor.F16:
+		return float64(tensor.Float16(s.Bits).Float32())
+	case dt == tensor.BF16:
+		return float64(tensor.BFloat16(s.Bits).Float32())
+	case dt == tensor.F32:
+		return float64(math.Float32frombits(uint32(s.Bits)))
 	}
-	return s.Bits
+	return math.Float64frombits(s.Bits)
 }
 
 // whereRef is the README's conversion, done independently of ops: the
@@ -887,7 +885,7 @@ func FuzzSelect(f *testing.F) {
 //	go test -run '^$' -bench 'Select/64M/same' -count 5 ./tests/
 func BenchmarkSelect(b *testing.B) {
 	d := selOpen(b, false)
-	names, eligible := selVariants(b, d)
+	names, eligible := kernelVariants(b, d, "select")
 	variants := []string{"chosen"}
 	for _, name := range names {
 		if eligible[name] {

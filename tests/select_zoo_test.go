@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/bench"
@@ -21,37 +20,27 @@ const zooElems = 3000
 // pattern and width builds pipelines of its own, which is most of the
 // test's time on lavapipe.
 func TestSelectZoo(t *testing.T) {
-	names, eligible := selVariants(t, selOpen(t, false))
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			if !eligible[name] {
-				if strings.Contains(selOpen(t, false).Info().Name, "llvmpipe") {
-					t.Fatalf("lavapipe cannot run variant %s", name)
-				}
-				t.Skipf("SKIP: the device cannot run variant %s", name)
+	forEachKernelVariant(t, "select", func(t *testing.T, name string) {
+		cases := 0
+		for _, small := range []bool{false, true} {
+			if small && testing.Short() {
+				continue
 			}
-			t.Setenv("VKOPS_VARIANT", name)
-			cases := 0
-			for _, small := range []bool{false, true} {
-				if small && testing.Short() {
-					continue
+			d := selOpen(t, small)
+			for i, p := range bench.ZooPatterns() {
+				q := p.Small(zooElems)
+				dt := []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64}[i%4]
+				c := q.Case(dt)
+				res, err := bench.Compare(d, c)
+				switch {
+				case err != nil:
+					t.Errorf("%s (small-pages=%v): %v", c.Name(), small, err)
+				case !res.Agree:
+					t.Errorf("%s (%s cond %v then %v else %v, small-pages=%v): %s", c.Name(), p.Mode, q.Cond, q.Then, q.Else, small, res.Mismatch)
 				}
-				d := selOpen(t, small)
-				for i, p := range bench.ZooPatterns() {
-					q := p.Small(zooElems)
-					dt := []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64}[i%4]
-					c := q.Case(dt)
-					res, err := bench.Compare(d, c)
-					switch {
-					case err != nil:
-						t.Errorf("%s (small-pages=%v): %v", c.Name(), small, err)
-					case !res.Agree:
-						t.Errorf("%s (%s cond %v then %v else %v, small-pages=%v): %s", c.Name(), p.Mode, q.Cond, q.Then, q.Else, small, res.Mismatch)
-					}
-					cases++
-				}
+				cases++
 			}
-			t.Logf("variant %s: %d zoo cases", name, cases)
-		})
-	}
+		}
+		t.Logf("variant %s: %d zoo cases", name, cases)
+	})
 }

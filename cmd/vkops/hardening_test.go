@@ -345,7 +345,6 @@ func TestHardening(t *testing.T) {
 	if err := os.Mkdir(aDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	noDevice := []string{"VK_ICD_FILENAMES=/nonexistent.json", "VK_DRIVER_FILES=/nonexistent.json"}
 
 	var classes []hardClass
 	add := func(name string, cases ...hardCase) {

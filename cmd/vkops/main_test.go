@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// noDevice is an environment in which the Vulkan loader finds no driver.
+var noDevice = []string{"VK_ICD_FILENAMES=/nonexistent.json", "VK_DRIVER_FILES=/nonexistent.json"}
+
 // vkops runs the command in a child process with extra environment.
 func vkops(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -72,7 +75,7 @@ func TestInfo(t *testing.T) {
 
 // Without any Vulkan driver, info prints one clear line and exits 1.
 func TestInfoNoDevice(t *testing.T) {
-	out, errOut, code := vkops(t, []string{"VK_ICD_FILENAMES=/nonexistent.json", "VK_DRIVER_FILES=/nonexistent.json"}, "info")
+	out, errOut, code := vkops(t, noDevice, "info")
 	if code != 1 || out != "" {
 		t.Fatalf("exit %d, stdout %q, want exit 1 and no output", code, out)
 	}

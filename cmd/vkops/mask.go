@@ -76,16 +76,11 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
-	var b ops.Broadcast
-	switch *mode {
-	case "numpy", "":
-		b = ops.BroadcastNumpy
-	case "none":
-		b = ops.BroadcastNone
-	case "pdpd":
-		b = ops.BroadcastPDPD
-	default:
-		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	b := ops.BroadcastNumpy // also for unary ops, which have no --broadcast
+	if *mode != "" {
+		if b, err = parseBroadcast(name, *mode); err != nil {
+			return err
+		}
 	}
 	dt := tensor.Invalid
 	switch *dtArg {
@@ -112,33 +107,13 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 		}
 	}
 
-	d, err := e.open()
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	for i, o := range operands {
-		if h, ok := o.(*tensor.Host); ok {
-			t, err := d.Upload(h)
-			if err != nil {
-				return err
-			}
-			defer t.Free()
-			operands[i] = t
+	return runOnDevice(e, name, operands, func(x []any) (*device.Tensor, error) {
+		switch {
+		case m.binary != nil:
+			return m.binary(x[0], x[1], ops.WithBroadcast(b))
+		case name == "is-inf":
+			return ops.IsInf(x[0].(*device.Tensor), *detectNeg, *detectPos)
 		}
-	}
-	var y *device.Tensor
-	switch {
-	case m.binary != nil:
-		y, err = m.binary(operands[0], operands[1], ops.WithBroadcast(b))
-	case name == "is-inf":
-		y, err = ops.IsInf(operands[0].(*device.Tensor), *detectNeg, *detectPos)
-	default:
-		y, err = m.unary(operands[0].(*device.Tensor))
-	}
-	if err != nil {
-		return opError(err)
-	}
-	defer y.Free()
-	return download(name, y, *outPath, false)
+		return m.unary(x[0].(*device.Tensor))
+	}, *outPath, false)
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -82,13 +80,6 @@ func TestMaskCommandErrors(t *testing.T) {
 		{[]string{"greater", xf, filepath.Join(dir, "missing.npy")}, "vkops: greater: "},
 		{[]string{"greater", xf, writeNpy(t, dir, "r.npy", selHost(t, []int{2}, float32(1), 2))}, "vkops: greater: a shape [3] and b shape [2] do not broadcast"},
 	} {
-		_, stderr, code := vkops(t, nil, append(c.args, "-o", out)...)
-		if code != 2 || !strings.HasPrefix(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("vkops %q: exit %d, stderr %q; want exit 2 and one line starting %q", c.args, code, stderr, c.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("vkops %q: wrote %s", c.args, out)
-			os.Remove(out)
-		}
+		hardRun(t, hardCase{args: append(c.args, "-o", out), msg: c.want}, out, []string{dir})
 	}
 }

@@ -59,20 +59,9 @@ func runReduce(e *env, name string, op reduceOp, args []string) error {
 		return badInput("%s: %s: data must be bool, got %v", name, pos[0], h.DType)
 	}
 
-	d, err := e.open()
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	x, err := d.Upload(h)
-	if err != nil {
-		return err
-	}
-	y, err := op(x, axes, ops.KeepDims(*keepDims))
-	if err != nil {
-		return opError(err)
-	}
-	return download(name, y, *outPath, false)
+	return runOnDevice(e, name, []any{h}, func(x []any) (*device.Tensor, error) {
+		return op(x[0].(*device.Tensor), axes, ops.KeepDims(*keepDims))
+	}, *outPath, false)
 }
 
 // parseAxes parses "2,-1": integers separated by commas, spaces allowed;

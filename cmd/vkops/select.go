@@ -32,16 +32,9 @@ func runSelect(e *env, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
-	var b ops.Broadcast
-	switch *mode {
-	case "numpy":
-		b = ops.BroadcastNumpy
-	case "none":
-		b = ops.BroadcastNone
-	case "pdpd":
-		b = ops.BroadcastPDPD
-	default:
-		return badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, *mode)
+	b, err := parseBroadcast(name, *mode)
+	if err != nil {
+		return err
 	}
 	bf16 := false
 	if *dtArg != "" {
@@ -68,24 +61,9 @@ func runSelect(e *env, args []string) error {
 		}
 	}
 
-	d, err := e.open()
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var ts [3]*device.Tensor
-	for i, h := range hosts {
-		if ts[i], err = d.Upload(h); err != nil {
-			return err
-		}
-		defer ts[i].Free()
-	}
-	y, err := ops.Select(ts[0], ts[1], ts[2], ops.WithBroadcast(b))
-	if err != nil {
-		return opError(err)
-	}
-	defer y.Free()
-	return download(name, y, *outPath, bf16)
+	return runOnDevice(e, name, []any{hosts[0], hosts[1], hosts[2]}, func(x []any) (*device.Tensor, error) {
+		return ops.Select(x[0].(*device.Tensor), x[1].(*device.Tensor), x[2].(*device.Tensor), ops.WithBroadcast(b))
+	}, *outPath, bf16)
 }
 
 // runWhere is `vkops where COND INPUT OTHER -o OUT [--dtype T]`.
@@ -133,32 +111,22 @@ func runWhere(e *env, args []string) error {
 		operands[0], operands[1] = ops.Scalar(operands[0], dt), ops.Scalar(operands[1], dt)
 	}
 
-	d, err := e.open()
-	if err != nil {
-		return err
+	return runOnDevice(e, name, []any{cond, operands[0], operands[1]}, func(x []any) (*device.Tensor, error) {
+		return ops.Where(x[0].(*device.Tensor), x[1], x[2])
+	}, *outPath, dt == tensor.BF16)
+}
+
+// parseBroadcast reads the --broadcast flag: numpy, none or pdpd.
+func parseBroadcast(name, mode string) (ops.Broadcast, error) {
+	switch mode {
+	case "numpy":
+		return ops.BroadcastNumpy, nil
+	case "none":
+		return ops.BroadcastNone, nil
+	case "pdpd":
+		return ops.BroadcastPDPD, nil
 	}
-	defer d.Close()
-	c, err := d.Upload(cond)
-	if err != nil {
-		return err
-	}
-	defer c.Free()
-	for i, o := range operands {
-		if h, ok := o.(*tensor.Host); ok {
-			t, err := d.Upload(h)
-			if err != nil {
-				return err
-			}
-			defer t.Free()
-			operands[i] = t
-		}
-	}
-	y, err := ops.Where(c, operands[0], operands[1])
-	if err != nil {
-		return opError(err)
-	}
-	defer y.Free()
-	return download(name, y, *outPath, dt == tensor.BF16)
+	return 0, badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, mode)
 }
 
 // readOperand reads a number-literal or .npy operand: a number as
@@ -268,6 +236,34 @@ func opError(err error) error {
 		return badInput("%v", err)
 	}
 	return err
+}
+
+// runOnDevice opens the device, puts each host tensor among operands on
+// it in its place, runs op on them and writes op's result to path as
+// download does; op's rejection of its inputs is bad input (opError). The
+// tensors are freed and the device closed on return.
+func runOnDevice(e *env, name string, operands []any, op func(operands []any) (*device.Tensor, error), path string, widen bool) error {
+	d, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for i, o := range operands {
+		if h, ok := o.(*tensor.Host); ok {
+			t, err := d.Upload(h)
+			if err != nil {
+				return err
+			}
+			defer t.Free()
+			operands[i] = t
+		}
+	}
+	y, err := op(operands)
+	if err != nil {
+		return opError(err)
+	}
+	defer y.Free()
+	return download(name, y, path, widen)
 }
 
 // download writes the result to path, as float32 when it is bfloat16 and
