@@ -383,7 +383,7 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	pl.push[0], pl.push[1] = uint32(pl.n), grid[0]
 	var buf [4 * reducePushWords]byte
 	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
-	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), reduceFlag(r.and)}
+	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), b2u(r.and)}
 	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
 	if j.k == reduceFillKernel {
 		n = 1

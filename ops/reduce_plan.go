@@ -402,7 +402,7 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 		pl.class = reduceSplit
 	}
 	pl.setPush(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
-		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), reduceFlag(whole))
+		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), b2u(whole))
 	path, rowVecs := reduceMasked, uint64(1)
 	switch {
 	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
@@ -412,7 +412,7 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	case rowLen < reduceShort:
 		path = reduceShortRows
 	}
-	pl.setSpec(uint32(path), reduceFlag(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1)
+	pl.setSpec(uint32(path), b2u(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1)
 	return pl
 }
 
@@ -475,8 +475,8 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	pl := reducePlan{class: reduceCols, n: reduceCeil(units, perInv) * blocks, shared: blocks > 1 || !whole}
 	pl.setPush(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
 		uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
-		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), reduceFlag(whole))
-	pl.setSpec(reduceFlag(vec), uint32(vecs))
+		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), b2u(whole))
+	pl.setSpec(b2u(vec), uint32(vecs))
 	return pl
 }
 
@@ -492,12 +492,4 @@ func (pl *reducePlan) setSpec(c ...uint32) { pl.nspec = copy(pl.spec[:], c) }
 // on 16 bytes.
 func (ps reducePass) vecOK(p reducePiece, inSkip, outSkip uint64) bool {
 	return ps.c%16 == 0 && (p.c1-p.c0)%16 == 0 && inSkip%16 == 0 && outSkip%16 == 0
-}
-
-// reduceFlag is a bool as a push or specialization constant.
-func reduceFlag(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
 }

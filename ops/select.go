@@ -290,7 +290,8 @@ func selectSpan(d *device.Device, v *variant) int {
 	return int(span)
 }
 
-// b2u returns 1 for true, 0 for false: a bool specialization constant.
+// b2u returns 1 for true, 0 for false: a bool as a push or
+// specialization constant.
 func b2u(b bool) uint32 {
 	if b {
 		return 1
