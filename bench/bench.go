@@ -62,6 +62,9 @@ type Options struct {
 
 // Result is what Run measured. Times are in milliseconds per run.
 type Result struct {
+	// Peer names the library that ran the case, for results that
+	// bench/peers.py measured on numpy or torch; empty for vkops.
+	Peer    string `json:"peer,omitempty"`
 	Op      string `json:"op"`
 	Pattern string `json:"pattern"`
 	DType   string `json:"dtype"`

@@ -226,7 +226,11 @@ func TestPlot(t *testing.T) {
 		results = append(results,
 			Result{Op: "select", Pattern: "same", DType: "f32", Bytes: 13 * n, GBps: float64(n) / 1e4},
 			Result{Op: "select", Pattern: "same", DType: "i8", Bytes: 4 * n, GBps: float64(n) / 2e4},
-			Result{Op: "upload", DType: "u8", Bytes: 4 * n, GBps: 3})
+			Result{Op: "upload", DType: "u8", Bytes: 4 * n, GBps: 3},
+			// Peers draw on the panel's first element type only.
+			Result{Peer: "numpy", Op: "select", Pattern: "same", DType: "f32", Bytes: 13 * n, GBps: 2},
+			Result{Peer: "torch", Op: "select", Pattern: "same", DType: "i8", Bytes: 4 * n, GBps: 2},
+			Result{Peer: "torch", Op: "reduce-or", Pattern: "axis0", DType: "bool", Bytes: n, GBps: 2})
 		copies = append(copies, Result{Op: "copy", Bytes: 13 * n, GBps: float64(n) / 5e3})
 	}
 	dir := t.TempDir()
@@ -244,6 +248,10 @@ func TestPlot(t *testing.T) {
 		}
 		if ext == ".svg" && (!strings.Contains(string(b), "select/same") || !strings.Contains(string(b), "transfers")) {
 			t.Errorf("%s lacks its panel titles", file)
+		}
+		if ext == ".svg" && (!strings.Contains(string(b), "numpy f32") || strings.Contains(string(b), "torch i8") ||
+			strings.Contains(string(b), "reduce-or")) {
+			t.Errorf("%s: want a line numpy f32, and no line of a second type or panel of the peers alone", file)
 		}
 	}
 	if err := Plot(filepath.Join(dir, "bench.jpg"), "test", results, copies); err == nil {

@@ -22,9 +22,13 @@ faster); with several runs, each figure is their median and its range.
 --peers FILE... gives earlier outputs of this script's --json to use
 rather than running the peers again.
 
-    /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R] [--ops OPS]
+    /usr/bin/python3 bench/peers.py [--json] [--elems N] [--runs R] [--ops OPS] [--sweep]
     /usr/bin/python3 bench/peers.py --zoo [--dtypes f32] [--vkops V.json...]
     /usr/bin/python3 bench/peers.py --vkops V1.json [V2.json...] [--peers P1.json...]
+
+--sweep runs the suite at every size from 1024 to --elems in powers of 4;
+its --json output, given to `vkops bench --sweep --plot FILE --peers
+PEERS.json`, draws numpy and torch beside vkops.
 
 --zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
 --pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
@@ -160,7 +164,7 @@ def scalar(dname, first):
 
 
 def result(peer, op, pattern, dname, shape, t, nbytes):
-    return dict(peer=peer, op=op, pattern=pattern, dtype=dname, shape=list(shape),
+    return dict(peer=peer, op=op, pattern=pattern, dtype=dname, shape=list(shape), bytes=int(nbytes),
                 median_ms=t * 1e3, gbps=nbytes / t / 1e9)
 
 
@@ -399,6 +403,8 @@ def main():
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
     p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and", help="comma-separated ops to run")
     p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
+    p.add_argument("--sweep", action="store_true",
+                   help="run the suite at every size from 1024 to --elems in powers of 4, as vkops bench --sweep does")
     p.add_argument("--vkops", metavar="FILE", nargs="+",
                    help="`vkops bench --json` outputs, one per run, to set beside the peers")
     p.add_argument("--peers", metavar="FILE", nargs="+",
@@ -413,7 +419,16 @@ def main():
         show = zoo_side_by_side if args.zoo else side_by_side
         show(load(args.vkops), load(args.peers) if args.peers else [measure(args)])
         return
-    results = measure(args)
+    if args.sweep:
+        if args.zoo:
+            raise SystemExit("--sweep runs the suite, not the zoo")
+        results, top, n = [], args.elems, 1024
+        while n <= top:
+            args.elems = n
+            results += measure(args)
+            n *= 4
+    else:
+        results = measure(args)
     if args.json:
         for r in results:
             print(json.dumps(r))

@@ -40,7 +40,9 @@ func CheckPlotFile(file string) error {
 // extension): one panel per op and pattern, one line per element type,
 // GB/s against the bytes a run reads plus writes on a log scale, and the
 // copy baselines of the same sweep (Runner.Copies) as a dashed reference
-// in every panel, the median of those near each size. The bytes, rather than the elements, put element types
+// in every panel, the median of those near each size. Results of a peer
+// (Result.Peer: numpy, torch) are drawn dotted beside vkops's, for the
+// element type of the panel's first line only. The bytes, rather than the elements, put element types
 // and the baseline on one axis. title heads the figure.
 func Plot(file, title string, results, copies []Result) error {
 	if err := CheckPlotFile(file); err != nil {
@@ -49,11 +51,16 @@ func Plot(file, title string, results, copies []Result) error {
 	// Panels and their lines in the order the results came.
 	type line struct {
 		name string
+		peer bool
 		xys  plotter.XYs
 	}
 	var order []string
 	panels := map[string][]*line{}
-	for _, r := range results {
+	// vkops's results first, so that they make the panels, then the peers'
+	// on the element type of each panel's first line.
+	ordered := slices.Clone(results)
+	slices.SortStableFunc(ordered, func(a, b Result) int { return strings.Compare(a.Peer, b.Peer) })
+	for _, r := range ordered {
 		key := r.Op + "/" + r.Pattern
 		if r.Pattern == "" {
 			key = "transfers"
@@ -61,6 +68,12 @@ func Plot(file, title string, results, copies []Result) error {
 		name := r.DType
 		if key == "transfers" {
 			name = r.Op
+		}
+		if r.Peer != "" {
+			if len(panels[key]) == 0 || panels[key][0].name != r.DType {
+				continue
+			}
+			name = r.Peer + " " + r.DType
 		}
 		if _, ok := panels[key]; !ok {
 			order = append(order, key)
@@ -72,7 +85,7 @@ func Plot(file, title string, results, copies []Result) error {
 			}
 		}
 		if l == nil {
-			l = &line{name: name}
+			l = &line{name: name, peer: r.Peer != ""}
 			panels[key] = append(panels[key], l)
 		}
 		if r.Bytes > 0 && r.GBps > 0 {
@@ -122,6 +135,9 @@ func Plot(file, title string, results, copies []Result) error {
 			}
 			lp.Color, pts.Color = plotutil.Color(j), plotutil.Color(j)
 			pts.Shape = plotutil.Shape(j)
+			if l.peer {
+				lp.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			}
 			p.Add(lp, pts)
 			p.Legend.Add(l.name, lp, pts)
 		}

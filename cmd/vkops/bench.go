@@ -44,6 +44,7 @@ func runBench(e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per case (and one with op \"overhead\")")
 	sweep := fs.Bool("sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
 	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
+	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
 	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -70,6 +71,15 @@ func runBench(e *env, args []string) error {
 		}
 		if err := bench.CheckPlotFile(*plotFile); err != nil {
 			return badInput("bench: --plot: %v", err)
+		}
+	}
+	var peers []bench.Result
+	if *peersFile != "" {
+		if *plotFile == "" {
+			return badInput("bench: --peers needs --plot")
+		}
+		if peers, err = readPeers(*peersFile); err != nil {
+			return badInput("bench: --peers: %v", err)
 		}
 	}
 	sizes := []int{*size}
@@ -130,7 +140,7 @@ func runBench(e *env, args []string) error {
 	out.zooSummary(results)
 	if *plotFile != "" {
 		title := fmt.Sprintf("vkops bench --sweep: %s, %s", d, time.Now().Format("2006-01-02"))
-		if err := bench.Plot(*plotFile, title, results, r.Copies()); err != nil {
+		if err := bench.Plot(*plotFile, title, append(results, peers...), r.Copies()); err != nil {
 			return err
 		}
 		if !*asJSON {
@@ -407,4 +417,31 @@ func (p *progress) clear() {
 	}
 	p.done++
 	fmt.Fprint(p.w, "\r\x1b[K")
+}
+
+// readPeers reads the results that `bench/peers.py --json` printed, one
+// JSON object a line.
+func readPeers(file string) ([]bench.Result, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var rs []bench.Result
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var r bench.Result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
+		}
+		if r.Peer == "" || r.Bytes == 0 {
+			return nil, fmt.Errorf("%s:%d: not a result of peers.py --json (no peer or bytes)", file, i+1)
+		}
+		rs = append(rs, r)
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("%s: no results", file)
+	}
+	return rs, nil
 }

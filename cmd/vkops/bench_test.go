@@ -72,11 +72,17 @@ func TestBenchTable(t *testing.T) {
 }
 
 // --sweep runs each size from 1024 up to --size in powers of 4 and
-// draws the plot; piped, it prints no progress bar.
+// draws the plot, with the peers' lines that --peers gives; piped, it
+// prints no progress bar.
 func TestBenchSweepPlot(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "sweep.svg")
+	dir := t.TempDir()
+	file, peers := filepath.Join(dir, "sweep.svg"), filepath.Join(dir, "peers.json")
+	peerRow := `{"peer": "numpy", "op": "where", "pattern": "scalars", "dtype": "f16", "shape": [1024], "bytes": 3072, "median_ms": 0.01, "gbps": 0.3}`
+	if err := os.WriteFile(peers, []byte(peerRow+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := benchRun(t, "--sweep", "--size", "16384", "--runs", "1", "--op", "where", "--pattern", "scalars",
-		"--dtype", "f16", "--plot", file, "--json", "--overhead=false")
+		"--dtype", "f16", "--plot", file, "--peers", peers, "--json", "--overhead=false")
 	var sizes []int
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var v struct{ Shape []int }
@@ -89,8 +95,8 @@ func TestBenchSweepPlot(t *testing.T) {
 		t.Errorf("sweep sizes %v, want [1024 4096 16384]", sizes)
 	}
 	b, err := os.ReadFile(file)
-	if err != nil || !bytes.Contains(b, []byte("<svg")) {
-		t.Errorf("plot: %v, %q", err, b[:min(len(b), 40)])
+	if err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("numpy f16")) {
+		t.Errorf("plot: %v, %q, want an svg with a line \"numpy f16\"", err, b[:min(len(b), 40)])
 	}
 }
 
@@ -114,6 +120,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{"--warmup", "0"},
 		{"--plot", "x.png"},
 		{"--sweep", "--plot", "x.jpg"},
+		{"--peers", "p.json"},
+		{"--sweep", "--plot", "x.png", "--peers", "no-such-peers.json"},
 		{"--json", "extra"},
 	} {
 		stdout, stderr, code := vkops(t, nil, append([]string{"bench"}, args...)...)
