@@ -89,6 +89,57 @@ func (l *layout) spans(ts *[maxOperands]*device.Tensor, sizes *[maxOperands]int,
 	})
 }
 
+// maxOutputBytes mirrors the largest tensor tensor.New makes, so that an
+// output too large to address is rejected with cpuref's words.
+const maxOutputBytes = 1 << 48
+
+// newElementwise is what every elementwise op does once its operands are
+// checked: it checks out as the shape of a new dt tensor, in cpuref's
+// words, lays the inputs' shapes out over it, allocates the output on d
+// and fills it with the run that mk makes for it, its variant picked
+// from families. If a dispatch fails, the output is freed.
+//
+// Callers may keep out on the stack, so that an op allocates nothing but
+// its output: errors quote a copy of it.
+func newElementwise(op string, d *device.Device, dt tensor.DType, out tensor.Shape, families *[9][selectClasses]*family,
+	mk func(res *device.Tensor) elementwise, ins ...tensor.Shape) (*device.Tensor, error) {
+	if err := out.Validate(); err != nil {
+		return nil, invalidf("%s: output: %v", op, err)
+	}
+	n := out.NumElements()
+	if n > maxOutputBytes/dt.Size() {
+		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, out.Clone(), dt, n)
+	}
+	l := newLayout(out, ins...)
+	if l.rank > maxRank {
+		return nil, rankError(op, &l)
+	}
+	res, err := d.Empty(dt, out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: output: %w", op, err)
+	}
+	if n == 0 {
+		return res, nil
+	}
+	e := mk(res)
+	if err := e.run(d, &l, families); err != nil {
+		res.Free()
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return res, nil
+}
+
+// run picks e's variant from families, by its width and l's class, and
+// fills the output over l.
+func (e *elementwise) run(d *device.Device, l *layout, families *[9][selectClasses]*family) error {
+	v, err := families[e.width][elementwiseClass(l, &e.ts)].pick(d)
+	if err != nil {
+		return err
+	}
+	e.v = v
+	return e.dispatch(d, l)
+}
+
 // elementwiseTuning shapes an elementwise kernel's grid: invocations per
 // workgroup (at most; the device may allow fewer) and, by element size,
 // 16-element chunks per invocation. Tests change an op's tuning to reach

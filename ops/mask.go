@@ -162,38 +162,13 @@ func isBool(dt tensor.DType) bool { return dt == tensor.Bool }
 // b, elements of type dt; unary ops ignore b, whose shape is then a's.
 // If a dispatch fails, the output is freed.
 func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b operand) (*device.Tensor, error) {
-	if err := out.Validate(); err != nil {
-		return nil, invalidf("%s: output: %v", op, err)
-	}
-	n := out.NumElements()
-	if n > maxOutputBytes {
-		return nil, invalidf("%s: output: shape %v of bool: %d elements are too many to address", op, out.Clone(), n)
-	}
 	bShape := b.shape()
 	if b.t == nil && code >= opNot {
 		bShape = a.shape()
 	}
-	l := newLayout(out, a.shape(), bShape)
-	if l.rank > maxRank {
-		return nil, rankError(op, &l)
-	}
-	res, err := d.Empty(tensor.Bool, out)
-	if err != nil {
-		return nil, fmt.Errorf("%s: output: %w", op, err)
-	}
-	if n == 0 {
-		return res, nil
-	}
-	e := maskRun(res, a, b, dt.Size(), code, keyOf(dt), detect)
-	e.v, err = maskFamilies[dt.Size()][elementwiseClass(&l, &e.ts)].pick(d)
-	if err == nil {
-		err = e.dispatch(d, &l)
-	}
-	if err != nil {
-		res.Free()
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	return res, nil
+	return newElementwise(op, d, tensor.Bool, out, &maskFamilies,
+		func(res *device.Tensor) elementwise { return maskRun(res, a, b, dt.Size(), code, keyOf(dt), detect) },
+		a.shape(), bShape)
 }
 
 // maskRun returns the elementwise run that fills res with op code of a

@@ -289,11 +289,7 @@ func (r *reducer) normalize(data, out *device.Tensor) error {
 	n := tensor.Shape{data.Len()}
 	l := newLayout(n, n, nil)
 	e := maskRun(out, operand{t: data}, operand{}, 1, opOr, keyOf(tensor.Bool), 0)
-	var err error
-	if e.v, err = maskFamilies[1][elementwiseClass(&l, &e.ts)].pick(r.d); err != nil {
-		return err
-	}
-	return e.dispatch(r.d, &l)
+	return e.run(r.d, &l, &maskFamilies)
 }
 
 // reduceJob is one planned dispatch: of k, with the plan's push and spec

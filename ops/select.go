@@ -149,52 +149,19 @@ func (o operand) shape() tensor.Shape {
 	return o.t.Dims()
 }
 
-// maxOutputBytes mirrors the largest tensor tensor.New makes, so that an output
-// too large to address is rejected with cpuref's words.
-const maxOutputBytes = 1 << 48
-
 // blend returns a new tensor of shape out and element type dt, holding
 // a's element where cond's is true and b's where it is false. Each
-// operand's shape must fit out one way and a and b must hold dt. If a
-// dispatch fails, the output is freed.
-//
-// Callers may keep out on the stack, so that an op allocates nothing but
-// its output: errors quote a copy of it.
+// operand's shape must fit out one way and a and b must hold dt; out may
+// be on the caller's stack (see newElementwise).
 func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand) (*device.Tensor, error) {
-	if err := out.Validate(); err != nil {
-		return nil, invalidf("%s: output: %v", op, err)
-	}
-	n := out.NumElements()
-	if n > maxOutputBytes/dt.Size() {
-		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, out.Clone(), dt, n)
-	}
-	l := newLayout(out, cond.Dims(), a.shape(), b.shape())
-	if l.rank > maxRank {
-		return nil, rankError(op, &l)
-	}
-	d := cond.Device()
-	res, err := d.Empty(dt, out)
-	if err != nil {
-		return nil, fmt.Errorf("%s: output: %w", op, err)
-	}
-	if n == 0 {
-		return res, nil
-	}
-	e := selectRun(&l, res, cond, a, b)
-	e.v, err = selectFamilies[dt.Size()][elementwiseClass(&l, &e.ts)].pick(d)
-	if err == nil {
-		err = e.dispatch(d, &l)
-	}
-	if err != nil {
-		res.Free()
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	return res, nil
+	return newElementwise(op, cond.Device(), dt, out, &selectFamilies,
+		func(res *device.Tensor) elementwise { return selectRun(res, cond, a, b) },
+		cond.Dims(), a.shape(), b.shape())
 }
 
 // selectRun returns the elementwise run that fills res from cond, a and
 // b; its variant is yet to be chosen.
-func selectRun(l *layout, res, cond *device.Tensor, a, b operand) elementwise {
+func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 	w := res.DType().Size()
 	return elementwise{
 		ts:     [maxOperands]*device.Tensor{cond, a.t, b.t, res},
@@ -250,7 +217,7 @@ var selectFamilies = elementwiseFamilies("select", func(int) []*variant { return
 func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
 	dt := uintOfSize(w)
 	return measureElementwise(d, []tensor.DType{tensor.Bool, dt, dt, dt}, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
-		e := selectRun(l, ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]})
+		e := selectRun(ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]})
 		e.v = v
 		return e.dispatch(d, l)
 	})
