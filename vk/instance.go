@@ -158,7 +158,7 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	}
 	var layers, exts []string
 	if opts.Validation {
-		if !hasLayer(validationLayer) {
+		if !hasLayer(gipa, validationLayer) {
 			return nil, fmt.Errorf("validation asked for but %s is not installed (Debian: vulkan-validationlayers)", validationLayer)
 		}
 		layers = append(layers, validationLayer+"\x00")
@@ -209,22 +209,10 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	return in, nil
 }
 
-func hasLayer(name string) bool {
-	var n uint32
-	if vk.EnumerateInstanceLayerProperties(&n, nil) != vk.Success || n == 0 {
-		return false
-	}
-	props := make([]vk.LayerProperties, n)
-	if vk.EnumerateInstanceLayerProperties(&n, props) != vk.Success {
-		return false
-	}
-	for i := range props[:n] {
-		props[i].Deref()
-		if cstr(props[i].LayerName[:]) == name {
-			return true
-		}
-	}
-	return false
+func hasLayer(gipa unsafe.Pointer, name string) bool {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.vkops_has_instance_layer(gipa, cname) != 0
 }
 
 //export vkopsGoDebugMessage

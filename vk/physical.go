@@ -255,18 +255,15 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 	info.Limits.MaxMemoryAllocationSize = 1 << 30
 
 	info.computeFamily = -1
-	var nq uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
-	qs := make([]vk.QueueFamilyProperties, nq)
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qs)
-	for i := range qs[:nq] {
-		qs[i].Deref()
-		if qs[i].QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 {
+	var flags [64]C.uint32_t
+	nq := min(int(C.vkops_queue_flags(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), &flags[0], C.uint32_t(len(flags)))), len(flags))
+	for i, f := range flags[:nq] {
+		if f&C.VK_QUEUE_COMPUTE_BIT == 0 {
 			continue
 		}
 		// A family with compute but no graphics is a GPU's async compute
 		// queue: take it over the first family with compute.
-		if info.computeFamily < 0 || qs[i].QueueFlags&vk.QueueFlags(vk.QueueGraphicsBit) == 0 {
+		if info.computeFamily < 0 || f&C.VK_QUEUE_GRAPHICS_BIT == 0 {
 			info.computeFamily = i
 		}
 	}

@@ -76,6 +76,52 @@ void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32
 	out->shader_int8 = f16.shaderInt8;
 }
 
+// The binding's versions of the next two calls hand the driver C arrays
+// that a finalizer may free while the call still writes them (a finalizer
+// on a variable that is dead once the array is made): the loader then
+// writes layer names into freed heap memory. These keep the arrays in C
+// for the whole call.
+int vkops_has_instance_layer(void *gipa, const char *name) {
+	PFN_vkEnumerateInstanceLayerProperties enumerate = (PFN_vkEnumerateInstanceLayerProperties)(
+		(PFN_vkGetInstanceProcAddr)gipa)(NULL, "vkEnumerateInstanceLayerProperties");
+	uint32_t n = 0;
+	if (!enumerate || enumerate(&n, NULL) != VK_SUCCESS || n == 0) {
+		return 0;
+	}
+	VkLayerProperties *props = calloc(n, sizeof *props);
+	if (!props) {
+		return 0;
+	}
+	int found = 0;
+	if (enumerate(&n, props) == VK_SUCCESS) {
+		for (uint32_t i = 0; i < n && !found; i++) {
+			found = strcmp(props[i].layerName, name) == 0;
+		}
+	}
+	free(props);
+	return found;
+}
+
+uint32_t vkops_queue_flags(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t *flags, uint32_t max) {
+	PFN_vkGetPhysicalDeviceQueueFamilyProperties get = (PFN_vkGetPhysicalDeviceQueueFamilyProperties)(
+		(PFN_vkGetInstanceProcAddr)gipa)(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+	uint32_t n = 0;
+	if (!get) {
+		return 0;
+	}
+	get(pd, &n, NULL);
+	VkQueueFamilyProperties *qs = calloc(n ? n : 1, sizeof *qs);
+	if (!qs) {
+		return 0;
+	}
+	get(pd, &n, qs);
+	for (uint32_t i = 0; i < n && i < max; i++) {
+		flags[i] = qs[i].queueFlags;
+	}
+	free(qs);
+	return n;
+}
+
 int vkops_has_device_ext(void *gipa, VkInstance inst, VkPhysicalDevice pd, const char *name) {
 	PFN_vkEnumerateDeviceExtensionProperties enumerate = (PFN_vkEnumerateDeviceExtensionProperties)(
 		(PFN_vkGetInstanceProcAddr)gipa)(inst, "vkEnumerateDeviceExtensionProperties");

@@ -31,6 +31,14 @@ typedef struct {
 
 void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out);
 
+// vkops_has_instance_layer reports whether the loader offers the instance
+// layer name.
+int vkops_has_instance_layer(void *gipa, const char *name);
+
+// vkops_queue_flags writes the queue flags of pd's first max queue
+// families to flags and returns how many families pd has.
+uint32_t vkops_queue_flags(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t *flags, uint32_t max);
+
 // vkops_has_device_ext reports whether pd offers the device extension name.
 int vkops_has_device_ext(void *gipa, VkInstance inst, VkPhysicalDevice pd, const char *name);
 
