@@ -188,6 +188,12 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	if err := check("vkCreateInstance", r); err != nil {
 		return nil, err
 	}
+	// The loader unloads the driver when the last instance is destroyed and
+	// loads it again for the next. NVIDIA's driver takes static TLS at
+	// each load, which glibc runs out of after a few dozen cycles
+	// ("cannot allocate memory in static TLS block": no driver found).
+	// Loaded once, it stays, and a device opens without relinking it.
+	C.vkops_pin_loaded()
 	if err := vk.InitInstance(h); err != nil {
 		vk.DestroyInstance(h, nil)
 		return nil, fmt.Errorf("vk: %v", err)

@@ -1,6 +1,10 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE // RTLD_NODELETE, RTLD_NOLOAD, dl_iterate_phdr
+#endif
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,36 @@ void *vkops_load(char *err) {
 		snprintf(err, 256, "libvulkan.so.1 has no vkGetInstanceProcAddr");
 	}
 	return f;
+}
+
+// pinned collects the names of the loaded objects: dlopen may not be
+// called from inside dl_iterate_phdr's callback.
+struct pinned {
+	char *names[512];
+	int n;
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data) {
+	struct pinned *p = data;
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0] && p->n < 512) {
+		p->names[p->n++] = strdup(info->dlpi_name);
+	}
+	return 0;
+}
+
+void vkops_pin_loaded(void) {
+	struct pinned p = {.n = 0};
+	dl_iterate_phdr(collect, &p);
+	for (int i = 0; i < p.n; i++) {
+		// NOLOAD only finds an object already there; NODELETE stays with it
+		// after the dlclose that balances this dlopen.
+		void *h = p.names[i] ? dlopen(p.names[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) : NULL;
+		if (h) {
+			dlclose(h);
+		}
+		free(p.names[i]);
+	}
 }
 
 void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out) {

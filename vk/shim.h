@@ -31,6 +31,11 @@ typedef struct {
 
 void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out);
 
+// vkops_pin_loaded reloads every shared object in the process with
+// RTLD_NODELETE, so that destroying an instance no longer unloads the
+// driver and layers that creating it loaded.
+void vkops_pin_loaded(void);
+
 // vkops_has_instance_layer reports whether the loader offers the instance
 // layer name.
 int vkops_has_instance_layer(void *gipa, const char *name);
