@@ -490,51 +490,61 @@ func TestPipelineCache(t *testing.T) {
 }
 
 // A batch whose submission fails fails the ops recorded in it, with the
-// error; the inputs are intact and later batches run.
+// error; the inputs are intact and later batches run. A staged upload is
+// not in the failed batch.
 func TestFailedBatch(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
-	x, err := d.Upload(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, _ := d.Empty(tensor.U32, tensor.Shape{1000})
-	if err := dispatchCopy(d, y, x); err != nil {
-		t.Fatal(err)
-	}
-	d.FailNextSubmit(false)
-	if _, err := y.Download(); !errors.Is(err, device.ErrOutOfMemory) {
-		t.Fatalf("Download of a failed batch's output: %v, want ErrOutOfMemory", err)
-	}
-	if got, err := x.Download(); err != nil || !bytes.Equal(got.Data, h.Data) {
-		t.Fatalf("input after a failed batch: %v", err)
-	}
-	if err := dispatchCopy(d, y, x); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := y.Download(); err != nil || !bytes.Equal(got.Data, h.Data) {
-		t.Fatalf("the batch after a failed one: %v", err)
+	for _, staging := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
+			d := devtest.Open(t, device.Options{Staging: staging})
+			h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
+			x, err := d.Upload(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, _ := d.Empty(tensor.U32, tensor.Shape{1000})
+			if err := dispatchCopy(d, y, x); err != nil {
+				t.Fatal(err)
+			}
+			d.FailNextSubmit(false)
+			if _, err := y.Download(); !errors.Is(err, device.ErrOutOfMemory) {
+				t.Fatalf("Download of a failed batch's output: %v, want ErrOutOfMemory", err)
+			}
+			if got, err := x.Download(); err != nil || !bytes.Equal(got.Data, h.Data) {
+				t.Fatalf("input after a failed batch: %v", err)
+			}
+			if err := dispatchCopy(d, y, x); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := y.Download(); err != nil || !bytes.Equal(got.Data, h.Data) {
+				t.Fatalf("the batch after a failed one: %v", err)
+			}
+		})
 	}
 }
 
 // VK_ERROR_DEVICE_LOST makes the device unusable with a clear error
-// instead of hanging.
+// instead of hanging, and Close still frees every object, staging
+// buffers of batches that never completed included.
 func TestDeviceLost(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	x, _ := device.FromSlice(d, []float32{1, 2})
-	y, _ := d.Empty(tensor.F32, tensor.Shape{2})
-	if err := d.Copy(y, x); err != nil {
-		t.Fatal(err)
-	}
-	d.FailNextSubmit(true)
-	if _, err := y.Download(); !errors.Is(err, device.ErrDeviceLost) {
-		t.Fatalf("Download: %v, want ErrDeviceLost", err)
-	}
-	if _, err := d.Empty(tensor.F32, tensor.Shape{2}); !errors.Is(err, device.ErrDeviceLost) {
-		t.Errorf("Empty after loss: %v, want ErrDeviceLost", err)
-	}
-	if _, err := x.Download(); !errors.Is(err, device.ErrDeviceLost) {
-		t.Errorf("Download after loss: %v, want ErrDeviceLost", err)
+	for _, staging := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
+			d := devtest.Open(t, device.Options{Staging: staging})
+			x, _ := device.FromSlice(d, []float32{1, 2})
+			y, _ := d.Empty(tensor.F32, tensor.Shape{2})
+			if err := d.Copy(y, x); err != nil {
+				t.Fatal(err)
+			}
+			d.FailNextSubmit(true)
+			if _, err := y.Download(); !errors.Is(err, device.ErrDeviceLost) {
+				t.Fatalf("Download: %v, want ErrDeviceLost", err)
+			}
+			if _, err := d.Empty(tensor.F32, tensor.Shape{2}); !errors.Is(err, device.ErrDeviceLost) {
+				t.Errorf("Empty after loss: %v, want ErrDeviceLost", err)
+			}
+			if _, err := x.Download(); !errors.Is(err, device.ErrDeviceLost) {
+				t.Errorf("Download after loss: %v, want ErrDeviceLost", err)
+			}
+		})
 	}
 }
 

@@ -301,11 +301,19 @@ func (s *stream) drain() error {
 	return errors.Join(errs...)
 }
 
-// destroy frees every batch; the device must be idle.
+// destroy frees every batch; the device must be idle. Batches still
+// recorded or in flight are there only when the device was lost: what
+// they hold (staging buffers) is freed with them.
 func (s *stream) destroy() {
 	if s.rec != nil {
-		s.rec.cmds.Destroy()
+		s.inflight = append(s.inflight, s.rec)
 		s.rec = nil
+	}
+	for _, b := range s.inflight {
+		for _, f := range b.release {
+			f()
+		}
+		b.release = nil
 	}
 	for _, b := range append(s.inflight, s.spare...) {
 		b.cmds.Destroy()

@@ -329,7 +329,9 @@ func (t *Tensor) stage(data []byte) error {
 		b.release = append(b.release, st.Destroy)
 		t.lastWrite, t.lastUse = b.res, b.res
 	}
-	return nil
+	// Submitted now, the copies share no batch with the ops recorded next,
+	// whose failure would otherwise lose the upload with them.
+	return d.stream.submit()
 }
 
 // unstage downloads through a host-visible buffer and a copy command.
