@@ -20,10 +20,16 @@ func (d *Device) DiscardBatches(on bool) {
 }
 
 // ScribblePastEnd writes one byte just past the last page of t, as a
-// kernel writing past its binding would; t's memory must be mapped.
-func (t *Tensor) ScribblePastEnd() {
+// kernel writing past its binding would. It reports false, writing
+// nothing, where t's memory is not mapped and so has no guard.
+func (t *Tensor) ScribblePastEnd() bool {
 	t.d.mu.Lock()
 	defer t.d.mu.Unlock()
 	s := t.pages[len(t.pages)-1]
-	s.buf.Mapped()[s.off+s.size] ^= 0xff
+	m := s.buf.Mapped()
+	if m == nil {
+		return false
+	}
+	m[s.off+s.size] ^= 0xff
+	return true
 }

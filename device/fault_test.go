@@ -169,7 +169,11 @@ func TestGuardCatchesOverrun(t *testing.T) {
 				d.Close()
 				t.Fatal(err)
 			}
-			x.ScribblePastEnd()
+			if !x.ScribblePastEnd() {
+				x.Free()
+				d.Close()
+				t.Skipf("SKIP: %s stages its memory, and only mapped memory has guard bytes", d.Info().Name)
+			}
 			x.Free()
 			if err := d.Close(); err == nil || !strings.Contains(err.Error(), "past the end") {
 				t.Errorf("Close after an overrun: %v, want an error about writes past the end", err)
