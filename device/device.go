@@ -186,6 +186,7 @@ type Device struct {
 	lost      error
 	pool      *pool
 	stream    stream
+	staging   staging
 	pipelines map[pipelineKey]*vk.Pipeline
 	cache     *vk.PipelineCache
 	newPipes  int
@@ -302,6 +303,11 @@ func (d *Device) ValidationMessages() int {
 // buffers, memory, pipelines, pools. Leak tests watch it.
 func (d *Device) LiveObjects() int64 { return d.dev.Live() }
 
+// IsCPU reports whether the device runs on the host's processor, as
+// lavapipe does: its kernels want work spread over a few invocations,
+// a GPU's over tens of thousands.
+func (d *Device) IsCPU() bool { return d.info.Type == vk.TypeCPU }
+
 // usable reports why the device cannot take work; d.mu must be held.
 func (d *Device) usable() error {
 	if d.closed {
@@ -331,6 +337,7 @@ func (d *Device) Close() error {
 		errs = append(errs, d.savePipelineCache())
 		d.saveChoices()
 		d.stream.destroy()
+		d.destroyStaging()
 		for _, p := range d.pipelines {
 			p.Destroy()
 		}

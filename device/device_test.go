@@ -69,6 +69,30 @@ func TestRoundTripEveryType(t *testing.T) {
 	}
 }
 
+// Staged transfers reuse their staging buffers: repeating a round trip
+// creates no more Vulkan objects, and the buffers serve transfers of other
+// sizes up to their own.
+func TestStagingReuse(t *testing.T) {
+	d := devtest.Open(t, device.Options{Staging: true, PageSize: 1 << 16})
+	var live int64
+	var kept int
+	for i := range 10 {
+		n := 1<<18 - 16*i // four pages, the last shorter each time
+		roundTrip(t, d, randomHost(t, tensor.U8, tensor.Shape{n}, uint64(i)))
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			live, kept = d.LiveObjects(), d.KeptStaging()
+			if kept == 0 {
+				t.Fatal("no staging buffer kept after a round trip")
+			}
+		} else if got, k := d.LiveObjects(), d.KeptStaging(); got != live || k != kept {
+			t.Fatalf("round trip %d: %d live Vulkan objects and %d staging buffers kept, %d and %d after the first", i, got, k, live, kept)
+		}
+	}
+}
+
 // Special float values must come back bit for bit: NaN payloads, -0,
 // infinities, subnormals.
 func TestRoundTripFloatBits(t *testing.T) {

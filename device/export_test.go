@@ -33,3 +33,14 @@ func (t *Tensor) ScribblePastEnd() bool {
 	m[s.off+s.size] ^= 0xff
 	return true
 }
+
+// KeptStaging returns how many staging buffers d keeps for reuse.
+func (d *Device) KeptStaging() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, free := range d.staging.free {
+		n += len(free)
+	}
+	return n
+}

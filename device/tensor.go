@@ -314,19 +314,20 @@ func (t *Tensor) stage(data []byte) error {
 	for i, s := range t.pages {
 		lo := uint64(i) * d.pageSize
 		chunk := data[lo:min(lo+d.pageSize, t.bytes)]
-		st, err := d.dev.NewBuffer((uint64(len(chunk))+15)&^15, vk.Upload)
+		size := (uint64(len(chunk)) + 15) &^ 15
+		st, err := d.getStaging(size, vk.Upload)
 		if err != nil {
-			return d.fail(err)
+			return err
 		}
 		copy(st.Mapped(), chunk)
 		b, err := d.stream.recording()
 		if err != nil {
-			st.Destroy()
+			d.putStaging(st, vk.Upload)
 			return err
 		}
-		d.stream.order(b, access{t, lo, lo + st.Size(), true})
-		b.cmds.Copy(s.buf, s.off, st, 0, st.Size())
-		b.release = append(b.release, st.Destroy)
+		d.stream.order(b, access{t, lo, lo + size, true})
+		b.cmds.Copy(s.buf, s.off, st, 0, size)
+		b.release = append(b.release, func() { d.putStaging(st, vk.Upload) })
 		t.lastWrite, t.lastUse = b.res, b.res
 	}
 	// Submitted now, the copies share no batch with the ops recorded next,
@@ -340,15 +341,15 @@ func (t *Tensor) unstage(dst []byte) error {
 	var bufs []*vk.Buffer
 	defer func() {
 		for _, b := range bufs {
-			b.Destroy()
+			d.putStaging(b, vk.Readback)
 		}
 	}()
 	for i, s := range t.pages {
 		lo := uint64(i) * d.pageSize
 		size := (min(d.pageSize, t.bytes-lo) + 15) &^ 15
-		st, err := d.dev.NewBuffer(size, vk.Readback)
+		st, err := d.getStaging(size, vk.Readback)
 		if err != nil {
-			return d.fail(err)
+			return err
 		}
 		bufs = append(bufs, st)
 		b, err := d.stream.recording()
