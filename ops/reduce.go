@@ -116,7 +116,7 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 			return 0, err
 		}
 		defer y.Free()
-		r := reducer{d: d, tune: reduceTuning, only: v}
+		r := reducer{d: d, tune: reduceTuningFor(d), only: v}
 		if err := r.fill(x); err != nil {
 			return 0, err
 		}
@@ -186,7 +186,7 @@ func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	r := reducer{d: d, and: and, tune: reduceTuning, families: &reduceFamilies}
+	r := reducer{d: d, and: and, tune: reduceTuningFor(d), families: &reduceFamilies}
 	if err := r.run(data, out, shape, reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)

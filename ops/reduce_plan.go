@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -27,8 +28,8 @@ import (
 //     push and spec constants, and its class (rows, split rows, columns),
 //     whose family's chosen variant runs it.
 
-// reduceTuning sets how work is spread over invocations. Tests change it
-// to reach the split paths with small tensors.
+// reduceTuning sets how work is spread over invocations on lavapipe.
+// Tests change it to reach the split paths with small tensors.
 var reduceTuning = reduceTune{
 	groupSize: 64,
 	// Enough invocations to keep every lavapipe thread and a small GPU
@@ -53,6 +54,28 @@ var reduceTuning = reduceTune{
 	// Regrouping rows costs a second pass, a dispatch and a temporary:
 	// worth it from a MiB. ([8192,1537] over axis 0 ran 3.5x faster.)
 	minRegroup: 1 << 20,
+}
+
+// reduceTuningGPU is reduceTuning for GPUs, which hide memory latency
+// with many invocations in flight (an H100 holds 270,000), each reading
+// little: lavapipe's tuning read [4096,16384] rows at 34 GB/s there.
+// BenchmarkReduceTuning measured these against their neighbours.
+var reduceTuningGPU = reduceTune{
+	groupSize:  256,
+	target:     1 << 18,
+	minWork:    1 << 10,
+	minChunk:   512,
+	vecs:       2,
+	minSplit:   64 << 10,
+	minRegroup: 1 << 20,
+}
+
+// reduceTuningFor returns the tuning for d's kind of device.
+func reduceTuningFor(d *device.Device) reduceTune {
+	if d.IsCPU() {
+		return reduceTuning
+	}
+	return reduceTuningGPU
 }
 
 // reduceTune is how a reduction spreads its work; see reduceTuning.

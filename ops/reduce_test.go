@@ -13,11 +13,11 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// withTuning runs the test with reduceTuning set to tu.
-func withTuning(t *testing.T, tu reduceTune) {
-	old := reduceTuning
-	reduceTuning = tu
-	t.Cleanup(func() { reduceTuning = old })
+// withTuning runs the test with tu as the tuning of every device.
+func withTuning(t testing.TB, tu reduceTune) {
+	old, oldGPU := reduceTuning, reduceTuningGPU
+	reduceTuning, reduceTuningGPU = tu, tu
+	t.Cleanup(func() { reduceTuning, reduceTuningGPU = old, oldGPU })
 }
 
 // reduceAgainstCPU reduces h over every subset of its axes on d, Or and
@@ -95,6 +95,25 @@ func TestReduceForcedSplits(t *testing.T) {
 			{5000}, {3, 1700}, {1700, 3}, {64, 80}, {80, 64}, {7, 33, 48}, {48, 33, 7}, {3, 4, 5, 6}, {9, 16, 3, 32},
 		} {
 			for _, every := range []int{2, 100, 1 << 20} {
+				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+			}
+		}
+		t.Logf("%d cases", cases)
+	})
+}
+
+// The GPU tuning, which splits rows and columns many ways, agrees with
+// cpuref on any device, lavapipe included, with any variant.
+func TestReduceGPUTuning(t *testing.T) {
+	withTuning(t, reduceTuningGPU)
+	d := devtest.Open(t, device.Options{})
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 9))
+		cases := 0
+		for _, shape := range []tensor.Shape{
+			{200000}, {64, 5000}, {5000, 64}, {3, 70000}, {70000, 3}, {16, 16, 4000}, {40, 300, 40}, {1537, 96},
+		} {
+			for _, every := range []int{3, 1 << 20} {
 				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
 			}
 		}
