@@ -1,0 +1,110 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/tensor"
+)
+
+// BenchmarkElementwiseTuning measures Select and the masks on 16M-element
+// outputs with every variant, workgroup size and chunk count, and logs,
+// for each case, the device time of the tuning in use and of the three
+// fastest. It is how the elementwise tunings and the driver defaults of
+// variant.go are checked on a device:
+//
+//	go test ./ops -run '^$' -bench ElementwiseTuning -benchtime 1x -v
+func BenchmarkElementwiseTuning(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	rng := rand.New(rand.NewPCG(4, 4))
+	upload := func(dt tensor.DType, shape ...int) *device.Tensor {
+		x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { x.Free() })
+		return x
+	}
+	const n, rows, cols = 1 << 24, 1 << 14, 1 << 10
+	cond, f32a, f32b, i8a, i8b := upload(tensor.Bool, n), upload(tensor.F32, n), upload(tensor.F32, n), upload(tensor.I8, n), upload(tensor.I8, n)
+	condRow, f32Row, f32Mat := upload(tensor.Bool, cols), upload(tensor.F32, cols), upload(tensor.F32, rows, cols)
+	cases := []struct {
+		name string
+		run  func() (*device.Tensor, error)
+	}{
+		{"select/same/f32", func() (*device.Tensor, error) { return Select(cond, f32a, f32b) }},
+		{"select/same/i8", func() (*device.Tensor, error) { return Select(cond, i8a, i8b) }},
+		{"select/cond-row/f32", func() (*device.Tensor, error) { return Select(condRow, f32Mat, f32Mat) }},
+		{"greater/same/f32", func() (*device.Tensor, error) { return Greater(f32a, f32b) }},
+		{"greater/bcast-row/f32", func() (*device.Tensor, error) { return Greater(f32Mat, f32Row) }},
+		{"is-nan/f32", func() (*device.Tensor, error) { return IsNaN(f32a) }},
+		{"logical-and/bool", func() (*device.Tensor, error) { return LogicalAnd(cond, cond) }},
+	}
+	type result struct {
+		variant string
+		tu      elementwiseTuning
+		ns      float64
+	}
+	uniform := func(group, chunks int) elementwiseTuning {
+		return elementwiseTuning{group: group, chunks: [9]int{1: chunks, 2: chunks, 4: chunks, 8: chunks}}
+	}
+	oldSelect, oldMask := selectTuning, maskTuning
+	defer func() { selectTuning, maskTuning = oldSelect, oldMask }()
+	// measure runs c with variant v and tu (nil: the tunings in use).
+	measure := func(run func() (*device.Tensor, error), v string, tu *elementwiseTuning) float64 {
+		b.Setenv("VKOPS_VARIANT", v)
+		selectTuning, maskTuning = oldSelect, oldMask
+		if tu != nil {
+			selectTuning, maskTuning = *tu, *tu
+		}
+		best := 0.0
+		for i := range 4 { // the first builds the pipelines
+			ns, err := d.GPUTime(func() error {
+				y, err := run()
+				if err == nil {
+					y.Free()
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if i > 0 && (best == 0 || ns < best) {
+				best = ns
+			}
+		}
+		return best
+	}
+	for range b.N {
+		for _, c := range cases {
+			var all []result
+			var current []string
+			for _, v := range []string{"portable", "texel", "texel64"} {
+				current = append(current, fmt.Sprintf("%s %.1f us", v, measure(c.run, v, nil)/1e3))
+				for _, group := range []int{64, 256, 1024} {
+					for _, chunks := range []int{1, 2, 4, 8} {
+						tu := uniform(group, chunks)
+						all = append(all, result{v, tu, measure(c.run, v, &tu)})
+					}
+				}
+			}
+			slices.SortFunc(all, func(x, y result) int {
+				if x.ns < y.ns {
+					return -1
+				}
+				if x.ns > y.ns {
+					return 1
+				}
+				return 0
+			})
+			b.Logf("%-22s in use: %v", c.name, current)
+			for _, r := range all[:3] {
+				b.Logf("%-22s %-8s group %4d chunks %d: %.1f us", "", r.variant, r.tu.group, r.tu.chunks[4], r.ns/1e3)
+			}
+		}
+	}
+}
