@@ -50,7 +50,7 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 		ns      float64
 	}
 	uniform := func(group, chunks int) elementwiseTuning {
-		return elementwiseTuning{group: group, chunks: [9]int{1: chunks, 2: chunks, 4: chunks, 8: chunks}}
+		return elementwiseTuning{group: group, chunks: [9]int{1: chunks, 2: chunks, 4: chunks, 8: chunks}, gpuChunks: chunks}
 	}
 	oldSelect, oldMask := selectTuning, maskTuning
 	defer func() { selectTuning, maskTuning = oldSelect, oldMask }()

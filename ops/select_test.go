@@ -74,6 +74,7 @@ func setTuning(t *testing.T, tu *elementwiseTuning, group, chunks int) {
 	for w := range tu.chunks {
 		tu.chunks[w] = chunks
 	}
+	tu.gpuChunks = chunks
 }
 
 // TestSelectGrid shrinks workgroups to one invocation of one chunk, so
