@@ -21,7 +21,10 @@ const tiny = 4096
 // Close) and the later devices do not measure them again.
 var cacheDir string
 
+// TestMain gives the tests their cache directory, and skips the examples
+// where no Vulkan device exists, outside CI (devtest.SkipExamples).
 func TestMain(m *testing.M) {
+	devtest.SkipExamples()
 	dir, err := os.MkdirTemp("", "vkops-bench-test-")
 	if err != nil {
 		panic(err)

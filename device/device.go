@@ -206,6 +206,18 @@ type Device struct {
 // Open opens a device.
 func Open(opts Options) (*Device, error) {
 	opts.fill()
+	// A bad option is the caller's mistake whatever devices exist, so it
+	// is reported before the loader is asked for any.
+	var mode vk.DescriptorMode
+	switch opts.Descriptors {
+	case "":
+	case "push":
+		mode = vk.DescriptorsPush
+	case "sets":
+		mode = vk.DescriptorsSets
+	default:
+		return nil, fmt.Errorf("device: Options.Descriptors (or $VKOPS_DESCRIPTORS) is %q: want push, sets or empty", opts.Descriptors)
+	}
 	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}}
 	onMsg := opts.OnValidation
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: opts.Validation, OnMessage: func(sev, msg string) {
@@ -226,17 +238,6 @@ func Open(opts Options) (*Device, error) {
 	if err != nil {
 		in.Close()
 		return nil, fmt.Errorf("device: %w", err)
-	}
-	var mode vk.DescriptorMode
-	switch opts.Descriptors {
-	case "":
-	case "push":
-		mode = vk.DescriptorsPush
-	case "sets":
-		mode = vk.DescriptorsSets
-	default:
-		in.Close()
-		return nil, fmt.Errorf("device: Options.Descriptors (or $VKOPS_DESCRIPTORS) is %q: want push, sets or empty", opts.Descriptors)
 	}
 	dev, err := in.NewDevice(infos[i], vk.DeviceOptions{Descriptors: mode})
 	if err != nil {

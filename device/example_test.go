@@ -3,9 +3,19 @@ package device_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
 )
+
+// TestMain skips the examples where no Vulkan device exists, outside CI:
+// their output needs one (devtest.SkipExamples).
+func TestMain(m *testing.M) {
+	devtest.SkipExamples()
+	os.Exit(m.Run())
+}
 
 // Open the best device, move a tensor to it and back.
 func ExampleOpen() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -161,8 +162,8 @@ func TestGuardCatchesOverrun(t *testing.T) {
 	for _, n := range []int{3, 100, 1 << 20} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			d, err := device.Open(device.Options{CacheDir: "-", Guard: true})
-			if errors.Is(err, device.ErrNoDevice) {
-				t.Skip("SKIP: no Vulkan device here")
+			if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
+				t.Skip(devtest.SkipLine(err))
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -2,10 +2,20 @@ package ops_test
 
 import (
 	"fmt"
+	"os"
+	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 )
+
+// TestMain skips the examples where no Vulkan device exists, outside CI:
+// their output needs one (devtest.SkipExamples).
+func TestMain(m *testing.M) {
+	devtest.SkipExamples()
+	os.Exit(m.Run())
+}
 
 // Select picks then's elements where cond is true and else's where it is
 // false; else, a row, is broadcast numpy-style to then's shape.

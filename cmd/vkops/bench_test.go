@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vkops/vkops/internal/devtest"
 )
 
 // benchRun runs vkops bench with args and fails t unless it exits 0 with
@@ -14,8 +16,8 @@ import (
 func benchRun(t *testing.T, args ...string) string {
 	t.Helper()
 	stdout, stderr, code := vkops(t, nil, append([]string{"bench"}, args...)...)
-	if code == 1 && os.Getenv("CI") == "" && strings.Contains(stderr, "no Vulkan") {
-		t.Skip("SKIP: no Vulkan device here (CI never skips)")
+	if err := missingDevice(code, stderr); err != nil {
+		t.Skip(devtest.SkipLine(err))
 	}
 	if code != 0 || stderr != "" {
 		t.Fatalf("vkops bench %q: exit %d, stderr %q\n%s", args, code, stderr, stdout)

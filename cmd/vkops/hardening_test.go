@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/npy"
 	"github.com/vkops/vkops/tensor"
 )
@@ -224,9 +225,19 @@ func hardSnapshot(t *testing.T, dirs ...string) string {
 	return sb.String()
 }
 
-// hardRun runs one case and checks the rules; it reports whether the
-// case held.
-func hardRun(t *testing.T, c hardCase, out string, dirs []string) bool {
+// hardOutcome is what became of one case.
+type hardOutcome int
+
+const (
+	hardHeld hardOutcome = iota
+	hardFailed
+	// hardSkipped: the case failed only because no Vulkan device exists
+	// here, outside CI (missingDevice); what it checks needs one.
+	hardSkipped
+)
+
+// hardRun runs one case and checks the rules.
+func hardRun(t *testing.T, c hardCase, out string, dirs []string) hardOutcome {
 	t.Helper()
 	if c.out != "" {
 		out = c.out
@@ -247,11 +258,8 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) bool {
 	}
 	before := hardSnapshot(t, dirs...)
 	stdout, stderr, got := vkops(t, c.env, args...)
-	ok := true
-	fail := func(format string, a ...any) {
-		t.Errorf("vkops %q: "+format, append([]any{args}, a...)...)
-		ok = false
-	}
+	var fails []string
+	fail := func(format string, a ...any) { fails = append(fails, fmt.Sprintf(format, a...)) }
 	if got != code {
 		fail("exit %d, want %d (stderr %q)", got, code, stderr)
 	}
@@ -277,7 +285,25 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) bool {
 		fail("left %s behind", out)
 		os.RemoveAll(out) // so that the next cases start clean
 	}
-	return ok
+	switch {
+	case len(fails) == 0:
+		return hardHeld
+	case missingDevice(got, stderr) != nil:
+		return hardSkipped
+	}
+	for _, f := range fails {
+		t.Errorf("vkops %q: %s", args, f)
+	}
+	return hardFailed
+}
+
+// hardLogSkipped logs, when some of total cases were skipped, how many and
+// why, in the usual skip line.
+func hardLogSkipped(t *testing.T, skipped, total int) {
+	t.Helper()
+	if skipped > 0 {
+		t.Logf("%d of %d cases need a Vulkan device: %s", skipped, total, devtest.SkipLine(devtest.Missing()))
+	}
 }
 
 // hardDiff lists the lines of one snapshot missing from the other.
@@ -618,23 +644,32 @@ func TestHardening(t *testing.T) {
 		add("existing output kept on failure", hardCase{args: args, out: keep})
 	}
 
-	total, failed := 0, 0
+	total, failed, skipped := 0, 0, 0
 	var summary strings.Builder
 	for _, cl := range classes {
-		bad := 0
+		var n [hardSkipped + 1]int
 		for _, hc := range cl.cases {
-			if !hardRun(t, hc, filepath.Join(outDir, "out.npy"), []string{in, outDir}) {
-				bad++
-			}
+			n[hardRun(t, hc, filepath.Join(outDir, "out.npy"), []string{in, outDir})]++
 		}
-		fmt.Fprintf(&summary, "  %-40s %4d inputs, %d failed\n", cl.name, len(cl.cases), bad)
+		fmt.Fprintf(&summary, "  %-40s %4d inputs, %d failed%s\n", cl.name, len(cl.cases), n[hardFailed], hardShowSkipped(n[hardSkipped]))
 		total += len(cl.cases)
-		failed += bad
+		failed += n[hardFailed]
+		skipped += n[hardSkipped]
 	}
-	t.Logf("hardening table:\n%s  %-40s %4d inputs, %d failed", summary.String(), "total", total, failed)
+	t.Logf("hardening table:\n%s  %-40s %4d inputs, %d failed%s", summary.String(), "total", total, failed, hardShowSkipped(skipped))
+	hardLogSkipped(t, skipped, total)
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "previous contents" {
 		t.Errorf("the existing output changed: %q, %v", b, err)
 	}
+}
+
+// hardShowSkipped is the summary's note of n skipped cases: none where
+// every case ran.
+func hardShowSkipped(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d skipped (no device)", n)
 }
 
 // hardShow is how the error message shows a number argument: as the Go

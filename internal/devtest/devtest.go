@@ -5,7 +5,10 @@ package devtest
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/vkops/vkops/device"
@@ -24,7 +27,7 @@ func Open(t testing.TB, opts device.Options) *device.Device {
 	}
 	d, err := device.Open(opts)
 	if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
-		t.Skipf("SKIP: no Vulkan device here (%v); install mesa-vulkan-drivers (CI never skips)", err)
+		t.Skip(SkipLine(err))
 	}
 	if err != nil {
 		t.Fatalf("device.Open: %v", err)
@@ -35,4 +38,45 @@ func Open(t testing.TB, opts device.Options) *device.Device {
 		}
 	})
 	return d
+}
+
+// SkipLine is the line a test skips with when err says that no Vulkan
+// device exists here.
+func SkipLine(err error) string {
+	return fmt.Sprintf("SKIP: no Vulkan device here (%v); install mesa-vulkan-drivers (CI never skips)", err)
+}
+
+// Missing returns the error saying that no Vulkan device exists here, or
+// nil where one does. It is nil whenever $CI is set, where a missing
+// device fails the tests that need one. The loader is asked once.
+func Missing() error { return missing() }
+
+var missing = sync.OnceValue(func() error {
+	if os.Getenv("CI") != "" {
+		return nil
+	}
+	if _, _, err := device.Devices(device.Options{}); errors.Is(err, device.ErrNoDevice) {
+		return err
+	}
+	return nil
+})
+
+// SkipExamples keeps the package's examples from running where Missing
+// reports no device, printing the skip line instead: an example's output
+// needs a device, and an example cannot skip itself. Call it from
+// TestMain before m.Run. Elsewhere, in CI included, it does nothing.
+func SkipExamples() {
+	err := Missing()
+	if err == nil {
+		return
+	}
+	flag.Parse()
+	skip := "^Example"
+	if prev := flag.Lookup("test.skip").Value.String(); prev != "" {
+		skip = prev + "|" + skip
+	}
+	if err := flag.Set("test.skip", skip); err != nil {
+		panic(err)
+	}
+	fmt.Println("examples:", SkipLine(err))
 }
