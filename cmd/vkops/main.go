@@ -159,15 +159,21 @@ func newFlags(e *env, name, usageLine, example string) *flag.FlagSet {
 }
 
 // parseFlags parses args, allowing flags after positional arguments, as
-// users write them ("vkops select a b c -o out").
+// users write them ("vkops select a b c -o out"). It prints the usage for
+// --help alone: a flag error is one line on stderr, and stdout stays
+// empty.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	show := fs.Usage
+	fs.Usage = func() {} // fs.Parse calls it on errors as well as for --help
+	defer func() { fs.Usage = show }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) { // fs.Parse printed the usage
+			if errors.Is(err, flag.ErrHelp) {
+				show()
 				return nil, err
 			}
-			return nil, badInput("%s: %v", fs.Name(), err)
+			return nil, badInput("%s: %v (vkops %s --help lists the flags)", fs.Name(), err, fs.Name())
 		}
 		args = fs.Args()
 		if len(args) == 0 {

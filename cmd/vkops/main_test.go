@@ -107,7 +107,7 @@ func TestUsageErrors(t *testing.T) {
 		{"--device", "no such device", "info"},
 		{"bench", "--op", "nosuchop"},
 	} {
-		_, errOut, code := vkops(t, nil, args...)
+		out, errOut, code := vkops(t, nil, args...)
 		if err := missingDevice(code, errOut); err != nil {
 			t.Logf("vkops %q: %s", args, devtest.SkipLine(err)) // --device needs devices to look among
 			continue
@@ -115,8 +115,11 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 {
 			t.Errorf("vkops %q: exit %d, want 2 (%s)", args, code, errOut)
 		}
-		if !strings.HasPrefix(errOut, "vkops: ") && !strings.HasPrefix(errOut, "usage: ") {
-			t.Errorf("vkops %q: stderr %q", args, errOut)
+		if !strings.HasPrefix(errOut, "vkops: ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("vkops %q: stderr %q, want one line beginning \"vkops: \"", args, errOut)
+		}
+		if out != "" {
+			t.Errorf("vkops %q: stdout %q, want nothing", args, out)
 		}
 		if strings.Contains(errOut, "goroutine ") {
 			t.Errorf("vkops %q printed a Go panic trace", args)
