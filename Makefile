@@ -86,11 +86,7 @@ test-glfw: deps-glfw
 
 FUZZTIME ?= 30s
 fuzz:
-	@for spec in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs grep -ho '^func Fuzz[A-Za-z0-9_]*' | sort -u | sed 's/^func //'); do \
-		pkg=$$(grep -rl --include='*_test.go' "^func $$spec(" . | head -1 | xargs dirname); \
-		echo "fuzz $$spec in $$pkg for $(FUZZTIME)"; \
-		$(TEST_ENV) $(GO) test -run='^$$' -fuzz="^$$spec$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
-	done
+	$(TEST_ENV) GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
 
 bench: deps build
 	./bin/vkops info
