@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -205,9 +204,7 @@ func leakOpen(t *testing.T, opts device.Options) *device.Device {
 	opts.Validation = true
 	opts.OnValidation = func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) }
 	d, err := device.Open(opts)
-	if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
-		t.Skipf("SKIP: no Vulkan device here (%v); install mesa-vulkan-drivers (CI never skips)", err)
-	}
+	devtest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Fatalf("device.Open: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -805,9 +804,7 @@ func FuzzSelect(f *testing.F) {
 				msgs.last = sev + ": " + msg
 				msgs.Unlock()
 			}})
-		if errors.Is(err, device.ErrNoDevice) && os.Getenv("CI") == "" {
-			f.Skipf("SKIP: no Vulkan device here (%v)", err)
-		}
+		devtest.SkipIfMissing(f, err)
 		if err != nil {
 			f.Fatal(err)
 		}
