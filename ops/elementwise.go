@@ -179,13 +179,12 @@ type elementwise struct {
 }
 
 // dispatch fills the output over layout l, one dispatch per piece, or
-// per part of a piece: blocks that are whole and lie in one innermost run
-// take a kernel without the element-by-element code (on SIMD-on-CPU
-// drivers such as lavapipe, a path that any lane of a SIMD group might
-// take costs every lane its time). A kernel told so (WHOLE) runs only
-// such blocks: every block of a piece whose rows and start are whole
-// blocks, or the middle of a one-dimensional piece, whose ends then run
-// apart.
+// two: where rows are at least a block long, the blocks that lie whole in
+// one innermost run and the blocks that do not (at the piece's ends, and
+// where a row begins inside a block) run in separate dispatches
+// (modeWhole, modeEdges), so that neither kernel holds the other's code:
+// on SIMD-on-CPU drivers such as lavapipe, a path that any lane of a
+// SIMD group might take costs every lane its time.
 func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 	ins := l.inputs
 	out := ins
@@ -210,73 +209,68 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			chunks--
 		}
 		elems := 16 * chunks
-		// Contiguous operands stay 16-byte aligned block after block when
-		// they start aligned as the output does and rows come in whole
-		// vectors; then the kernel can skip its funnel shifts. The inputs
-		// that stay constant along the innermost dimension (inner) are
-		// read once per block instead of by vectors.
-		aligned := uint32(1)
-		if rank > 1 && kd[0]%16 != 0 {
-			aligned = 0
-		}
-		var inner uint32
+		// A contiguous operand stays 16-byte aligned block after block
+		// (bit x of aligned) when it starts aligned as the output does and
+		// steps with the output through every row: rows come in whole
+		// vectors, or the operand is broadcast nowhere. Then the kernel
+		// skips its funnel shifts. The inputs that stay constant along the
+		// innermost dimension (inner) are read once per block instead of
+		// by vectors.
+		var aligned, inner uint32
 		for x := range ins {
-			bcast := s.masks>>(8*x)&1 != 0
-			if bcast {
+			m := s.masks >> (8 * x) & 0xff
+			if m&1 != 0 {
 				inner |= 1 << x
 			}
-			if e.ts[x] != nil && !bcast && (int(s.base[x])-int(s.base[out]))*e.sizes[x]%16 != 0 {
-				aligned = 0
+			if e.ts[x] != nil && m&1 == 0 && (int(s.base[x])-int(s.base[out]))*e.sizes[x]%16 == 0 &&
+				(rank == 1 || kd[0]%16 == 0 || m == 0) {
+				aligned |= 1 << x
 			}
 		}
 		var spec [8 + len(e.spec)]uint32
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
-		launch := func(base [maxOperands]uint32, n uint32, whole bool) error {
-			kd := kd
-			if rank == 1 {
-				kd[0] = n
+		launch := func(mode uint32) error {
+			// Each invocation owns a block, or in modeEdges a row
+			// boundary: the piece's start, each row's start and its end.
+			first := s.base[out]
+			invocations := (first+n+elems-1)/elems - first/elems
+			if mode == modeEdges {
+				invocations = n/kd[0] + 1
 			}
-			blocks := (base[out]+n+elems-1)/elems - base[out]/elems
-			grid, err := d.Grid(uint64((blocks + group - 1) / group))
+			grid, err := d.Grid(uint64((invocations + group - 1) / group))
 			if err != nil {
 				return err
 			}
 			var buf [4 * 32]byte
-			push := words(buf[:0]).u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(s.masks).u32(base[:out+1]...).u32(grid[0])
+			push := words(buf[:0]).u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(s.masks).u32(s.base[:out+1]...).u32(grid[0])
 			if len(push)%8 != 0 { // the scalars are 8-byte aligned
 				push = push.u32(0)
 			}
 			push = push.u64(e.bits[0]).u64(e.bits[1])
-			spec[7] = b2u(whole)
+			spec[7] = mode
 			return d.Dispatch(e.v.kernel, spec[:8+e.nspec], s.args[:out+1], push, grid)
 		}
-		first, end := s.base[out], s.base[out]+n
-		lo, hi := (first+elems-1)/elems*elems, end/elems*elems
 		switch {
-		case rank > 1 && first%elems == 0 && kd[0]%elems == 0:
-			return launch(s.base, n, true)
-		case rank == 1 && lo < hi:
-			for _, r := range [3][2]uint32{{first, lo}, {lo, hi}, {hi, end}} {
-				if r[0] == r[1] {
-					continue
-				}
-				sub := s.base
-				for x := range ins {
-					if e.ts[x] != nil && inner>>x&1 == 0 {
-						sub[x] += r[0] - first
-					}
-				}
-				sub[out] = r[0]
-				if err := launch(sub, r[1]-r[0], r[0] == lo); err != nil {
-					return err
-				}
+		case s.base[out]%elems == 0 && kd[0]%elems == 0:
+			return launch(modeWhole)
+		case kd[0] >= elems:
+			if err := launch(modeWhole); err != nil {
+				return err
 			}
-			return nil
+			return launch(modeEdges)
 		}
-		return launch(s.base, n, false)
+		return launch(modeAll)
 	})
 }
+
+// The modes of an elementwise kernel: which blocks of a piece a dispatch
+// runs (shaders/elementwise.glsl, MODE).
+const (
+	modeAll   = 0 // every block
+	modeWhole = 1 // the blocks that lie whole in one innermost run
+	modeEdges = 2 // the others; rows hold at least a block
+)
 
 // elementwiseClass returns whether every tensor operand of l runs
 // contiguously beside the output (scalars, nil in ts, count as

@@ -50,13 +50,13 @@ uvec2 elemAt(uint x, uint w, uint o) {
 // load16 reads elements o to o+15 of input x, w bytes each, as w
 // vectors. Only the vectors that hold those bytes are read, and they lie
 // in the binding: bindings start 16-byte aligned and end on a multiple of
-// 16 bytes past the last byte the piece uses. The host sets ALIGNED when
-// it knows that no load needs the funnel shift.
+// 16 bytes past the last byte the piece uses. The host sets bit x of
+// ALIGNED when it knows that no load of input x needs the funnel shift.
 void load16(uint x, uint w, uint o, out uvec4 r[8]) {
 	uint b = o * w;
 	uint q = b >> 4;
 	uint s = b & 15u;
-	if (ALIGNED || s == 0u) {
+	if (((ALIGNED >> x) & 1u) != 0u || s == 0u) {
 		for (uint k = 0u; k < w; k++) {
 			r[k] = vecAt(x, q + k);
 		}
@@ -110,21 +110,57 @@ bool broadcast(uint x, uint d) {
 	return ((pc.masks >> (8u * x + d)) & 1u) != 0u;
 }
 
+// How a dispatch covers its piece; ops/elementwise.go chooses:
+//   MODE_ALL    every block: by vectors where it lies whole in one
+//               innermost run, element by element elsewhere;
+//   MODE_WHOLE  only the blocks that lie whole in one innermost run, by
+//               vectors: the kernel holds no element-by-element code,
+//               which on a driver that runs invocations as SIMD lanes of
+//               a CPU, as lavapipe does, every lane would pay for where
+//               any lane of its group took it;
+//   MODE_EDGES  only the other blocks, element by element: one
+//               invocation per row boundary (the piece's start, each
+//               row's start, its end). Rows hold at least E elements, so
+//               no block holds two boundaries.
+layout(constant_id = 7) const uint MODE = 0;
+const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u;
+
 // block finds the block of E elements this invocation owns: its first
 // element e0, aligned in the output binding, and the part [lo, hi) of it
 // in the piece, which starts at element first of the binding. It returns
-// false when the block lies past the piece.
+// false when the invocation has no block: past the piece, or in
+// MODE_EDGES at a boundary that falls between blocks.
 bool block(uint first, out uint e0, out uint lo, out uint hi) {
 	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+	uint i = g * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
 	uint n = 1u;
 	for (uint d = 0u; d < RANK; d++) {
 		n *= pc.dims[d];
 	}
 	uint end = first + n;
-	e0 = (first / E + g * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * E;
+	e0 = lo = hi = 0u;
+	if (MODE == MODE_EDGES) {
+		if (i > n / pc.dims[0]) {
+			return false;
+		}
+		uint p = first + i * pc.dims[0];
+		if (p % E == 0u) {
+			return false;
+		}
+		e0 = p / E * E;
+	} else {
+		e0 = (first / E + i) * E;
+	}
 	lo = max(e0, first);
 	hi = min(e0 + E, end);
 	return e0 < end;
+}
+
+// inRun reports whether the block [e0, e0+E), whose part in the piece is
+// [lo, hi) and whose first element there is at coord, lies whole in one
+// innermost run.
+bool inRun(uint e0, uint lo, uint hi, uint coord[8]) {
+	return lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0];
 }
 
 // locate finds the multi-index of element r of the piece (row-major,

@@ -28,9 +28,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
 layout(constant_id = 3) const uint PUSHED = 0; // bit x: operand x (a, b) is pc.scalar[x]
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
-layout(constant_id = 5) const bool ALIGNED = false; // every vector load of a block is 16-byte aligned
+layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x is broadcast in dim 0
-layout(constant_id = 7) const bool WHOLE = false; // every block is whole and in one innermost run
+// constant_id 7 is MODE: see elementwise.glsl.
 layout(constant_id = 8) const uint OP = 0;     // see the OP_ constants
 layout(constant_id = 9) const uint KEY = 0;    // how elements are read: see the KEY_ constants
 layout(constant_id = 10) const uint DETECT = 3; // is-inf: bit 0 -inf, bit 1 +inf
@@ -250,7 +250,11 @@ void main() {
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
 	locate(lo - first, coord, off);
 
-	if (WHOLE || (lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0])) {
+	bool run = inRun(e0, lo, hi, coord);
+	if (MODE == MODE_WHOLE && !run) {
+		return;
+	}
+	if (MODE != MODE_EDGES && run) {
 		// The whole block lies in one innermost run.
 		uvec2 ca = constant(0u) ? value(0u, off[0]) : uvec2(0u);
 		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);

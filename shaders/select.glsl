@@ -24,19 +24,18 @@
 // innermost dimension, every operand is either contiguous there (vector
 // loads) or constant (one load), and the block is done with no further
 // index math. Other blocks (piece edges, short rows) go element by
-// element, stepping the multi-index like an odometer. Where the host
-// knows that every block of a dispatch lies in one run (WHOLE), the
-// element-by-element code is left out: on a driver that runs
-// invocations as SIMD lanes of a CPU, as lavapipe does, code that any
-// lane might take costs every lane its time.
+// element, stepping the multi-index like an odometer. Where rows are at
+// least a block long, the two kinds of block run in separate dispatches
+// (MODE, in elementwise.glsl), so that neither kernel holds the other's
+// code.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4;      // element bytes: 1, 2, 4 or 8
 layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
 layout(constant_id = 3) const uint PUSHED = 0; // bit 0: then is pc.scalar[0]; bit 1: else is pc.scalar[1]
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
-layout(constant_id = 5) const bool ALIGNED = false; // every vector load of a block is 16-byte aligned
+layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x (cond, then, else) is broadcast in dim 0
-layout(constant_id = 7) const bool WHOLE = false; // every block is whole and in one innermost run
+// constant_id 7 is MODE: see elementwise.glsl.
 
 const uint E = 16u * CHUNKS; // elements per block
 
@@ -116,7 +115,11 @@ void main() {
 	uint off[3] = uint[3](pc.base[0], pc.base[1], pc.base[2]);
 	locate(lo - first, coord, off);
 
-	if (WHOLE || (lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0])) {
+	bool run = inRun(e0, lo, hi, coord);
+	if (MODE == MODE_WHOLE && !run) {
+		return;
+	}
+	if (MODE != MODE_EDGES && run) {
 		// The whole block lies in one innermost run.
 		uvec4 fc = broadcast(0u, 0u) ? uvec4(elemAt(0u, 1u, off[0]).x != 0u ? 0x01010101u : 0u) : uvec4(0u);
 		uvec4 tc = (pushed(1u) || broadcast(1u, 0u)) ? splat(value(1u, off[1])) : uvec4(0u);

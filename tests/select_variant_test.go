@@ -83,8 +83,9 @@ func TestSelectVariants(t *testing.T) {
 }
 
 // TestSelectVariantOffsets runs each variant on rows that start at every
-// offset within a 16-byte texel and on tensors that end at every offset
-// within one, where a texel view reaches past the tensor's last byte.
+// offset within a 16-byte texel, on rows about a block long, and on
+// tensors that end at every offset within one, where a texel view
+// reaches past the tensor's last byte.
 // Pages of 4 KiB put page edges inside rows.
 func TestSelectVariantOffsets(t *testing.T) {
 	forEachKernelVariant(t, "select", func(t *testing.T, _ string) {
@@ -99,7 +100,13 @@ func TestSelectVariantOffsets(t *testing.T) {
 					selRandom(rng, dt, tensor.Shape{n, n - 999}), selRandom(rng, dt, tensor.Shape{1, n - 999}))
 				selCheck(t, d, "same", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{3 * n}),
 					selRandom(rng, dt, tensor.Shape{3 * n}), selRandom(rng, dt, tensor.Shape{3 * n}))
-				cases += 2
+				// Rows of 60 to 76 elements, about a block (16 to 64
+				// elements by type): those of a block and more run their
+				// whole blocks and the blocks where rows begin in separate
+				// dispatches.
+				selCheck(t, d, "long rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{5, n - 940}),
+					selRandom(rng, dt, tensor.Shape{5, n - 940}), selRandom(rng, dt, tensor.Shape{1, n - 940}))
+				cases += 3
 			}
 		}
 		t.Logf("%d cases", cases)
