@@ -182,9 +182,10 @@ type elementwise struct {
 // two: where rows are at least a block long, the blocks that lie whole in
 // one innermost run and the blocks that do not (at the piece's ends, and
 // where a row begins inside a block) run in separate dispatches
-// (modeWhole, modeEdges), so that neither kernel holds the other's code:
-// on SIMD-on-CPU drivers such as lavapipe, a path that any lane of a
-// SIMD group might take costs every lane its time.
+// (modeWhole, modeEdges); shorter rows go element by element (modeAll).
+// No kernel holds both paths: on SIMD-on-CPU drivers such as lavapipe, a
+// path that any lane of a SIMD group might take costs every lane its
+// time, and the other path's code slowed even the blocks that skipped it.
 func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 	ins := l.inputs
 	out := ins
@@ -267,9 +268,9 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 // The modes of an elementwise kernel: which blocks of a piece a dispatch
 // runs (shaders/elementwise.glsl, MODE).
 const (
-	modeAll   = 0 // every block
-	modeWhole = 1 // the blocks that lie whole in one innermost run
-	modeEdges = 2 // the others; rows hold at least a block
+	modeAll   = 0 // every block, element by element; rows shorter than a block
+	modeWhole = 1 // the blocks that lie whole in one innermost run, by vectors
+	modeEdges = 2 // the others, element by element; rows hold at least a block
 )
 
 // elementwiseClass returns whether every tensor operand of l runs

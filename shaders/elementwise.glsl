@@ -111,13 +111,14 @@ bool broadcast(uint x, uint d) {
 }
 
 // How a dispatch covers its piece; ops/elementwise.go chooses:
-//   MODE_ALL    every block: by vectors where it lies whole in one
-//               innermost run, element by element elsewhere;
+//   MODE_ALL    every block, element by element: for rows shorter
+//               than a block, where no block lies whole in one run;
 //   MODE_WHOLE  only the blocks that lie whole in one innermost run, by
-//               vectors: the kernel holds no element-by-element code,
-//               which on a driver that runs invocations as SIMD lanes of
-//               a CPU, as lavapipe does, every lane would pay for where
-//               any lane of its group took it;
+//               vectors. No kernel holds both paths: on a driver that
+//               runs invocations as SIMD lanes of a CPU, as lavapipe
+//               does, every lane would pay for a path where any lane of
+//               its group took it, and the code of the other path slowed
+//               even the blocks that did not take it;
 //   MODE_EDGES  only the other blocks, element by element: one
 //               invocation per row boundary (the piece's start, each
 //               row's start, its end). Rows hold at least E elements, so

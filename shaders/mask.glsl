@@ -250,11 +250,10 @@ void main() {
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
 	locate(lo - first, coord, off);
 
-	bool run = inRun(e0, lo, hi, coord);
-	if (MODE == MODE_WHOLE && !run) {
-		return;
-	}
-	if (MODE != MODE_EDGES && run) {
+	if (MODE == MODE_WHOLE) {
+		if (!inRun(e0, lo, hi, coord)) {
+			return;
+		}
 		// The whole block lies in one innermost run.
 		uvec2 ca = constant(0u) ? value(0u, off[0]) : uvec2(0u);
 		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);

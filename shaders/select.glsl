@@ -24,10 +24,9 @@
 // innermost dimension, every operand is either contiguous there (vector
 // loads) or constant (one load), and the block is done with no further
 // index math. Other blocks (piece edges, short rows) go element by
-// element, stepping the multi-index like an odometer. Where rows are at
-// least a block long, the two kinds of block run in separate dispatches
-// (MODE, in elementwise.glsl), so that neither kernel holds the other's
-// code.
+// element, stepping the multi-index like an odometer. The two kinds of
+// block run in separate dispatches (MODE, in elementwise.glsl), so that
+// no kernel holds both paths.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4;      // element bytes: 1, 2, 4 or 8
 layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
@@ -115,11 +114,10 @@ void main() {
 	uint off[3] = uint[3](pc.base[0], pc.base[1], pc.base[2]);
 	locate(lo - first, coord, off);
 
-	bool run = inRun(e0, lo, hi, coord);
-	if (MODE == MODE_WHOLE && !run) {
-		return;
-	}
-	if (MODE != MODE_EDGES && run) {
+	if (MODE == MODE_WHOLE) {
+		if (!inRun(e0, lo, hi, coord)) {
+			return;
+		}
 		// The whole block lies in one innermost run.
 		uvec4 fc = broadcast(0u, 0u) ? uvec4(elemAt(0u, 1u, off[0]).x != 0u ? 0x01010101u : 0u) : uvec4(0u);
 		uvec4 tc = (pushed(1u) || broadcast(1u, 0u)) ? splat(value(1u, off[1])) : uvec4(0u);
