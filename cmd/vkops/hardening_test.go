@@ -296,6 +296,19 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) hardOutcome {
 	return hardFailed
 }
 
+// hardRunAll runs cases in turn as hardRun does, and logs how many were
+// skipped.
+func hardRunAll(t *testing.T, cases []hardCase, out string, dirs []string) {
+	t.Helper()
+	skipped := 0
+	for _, c := range cases {
+		if hardRun(t, c, out, dirs) == hardSkipped {
+			skipped++
+		}
+	}
+	hardLogSkipped(t, skipped, len(cases))
+}
+
 // hardLogSkipped logs, when some of total cases were skipped, how many and
 // why, in the usual skip line.
 func hardLogSkipped(t *testing.T, skipped, total int) {
