@@ -176,13 +176,20 @@ type elementwise struct {
 	v      *variant
 	spec   [3]uint32
 	nspec  int
+	// rows: the kernel has modeRows (select's does), whose two
+	// specialization constants follow the shared ones; the op has none
+	// of its own.
+	rows bool
 }
 
 // dispatch fills the output over layout l, one dispatch per piece, or
 // two: where rows are at least a block long, the blocks that lie whole in
 // one innermost run and the blocks that do not (at the piece's ends, and
 // where a row begins inside a block) run in separate dispatches
-// (modeWhole, modeEdges); shorter rows go element by element (modeAll).
+// (modeWhole, modeEdges); rows shorter than a vector of 16 elements run
+// in blocks of whole rows (modeRows) where the kernel has them, the
+// piece's last elements and other short rows element by element
+// (modeAll).
 // No kernel holds both paths: on SIMD-on-CPU drivers such as lavapipe, a
 // path that any lane of a SIMD group might take costs every lane its
 // time, and the other path's code slowed even the blocks that skipped it.
@@ -231,11 +238,11 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		var spec [8 + len(e.spec)]uint32
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
-		launch := func(mode uint32) error {
+		launch := func(mode, skip uint32) error {
 			// Each invocation owns a block, or in modeEdges a row
 			// boundary: the piece's start, each row's start and its end.
 			first := s.base[out]
-			invocations := (first+n+elems-1)/elems - first/elems
+			invocations := (first+n+elems-1)/elems - (first+skip)/elems
 			if mode == modeEdges {
 				invocations = n/kd[0] + 1
 			}
@@ -244,24 +251,42 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 				return err
 			}
 			var buf [4 * 32]byte
-			push := words(buf[:0]).u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(s.masks).u32(s.base[:out+1]...).u32(grid[0])
+			push := words(buf[:0]).u32(kd[:]...).u32(s.magic[:]...).u32(s.shift[:]...).u32(s.masks).u32(s.base[:out+1]...).u32(grid[0], skip)
 			if len(push)%8 != 0 { // the scalars are 8-byte aligned
 				push = push.u32(0)
 			}
 			push = push.u64(e.bits[0]).u64(e.bits[1])
 			spec[7] = mode
-			return d.Dispatch(e.v.kernel, spec[:8+e.nspec], s.args[:out+1], push, grid)
+			nspec := 8 + e.nspec
+			if mode == modeRows {
+				nspec = 10
+			}
+			return d.Dispatch(e.v.kernel, spec[:nspec], s.args[:out+1], push, grid)
 		}
 		switch {
 		case s.base[out]%elems == 0 && kd[0]%elems == 0:
-			return launch(modeWhole)
+			return launch(modeWhole, 0)
 		case kd[0] >= elems:
-			if err := launch(modeWhole); err != nil {
+			if err := launch(modeWhole, 0); err != nil {
 				return err
 			}
-			return launch(modeEdges)
+			return launch(modeEdges, 0)
 		}
-		return launch(modeAll)
+		if g := e.rowGroup(&s, ins); g != 0 && n >= g {
+			// Blocks of whole rows, g elements each, then the last
+			// n % g elements by modeAll.
+			saved := [...]uint32{spec[4], spec[8], spec[9]}
+			spec[4], spec[8], spec[9] = g/16, kd[0], e.gathered(&s, ins, g)
+			elems = g
+			err := launch(modeRows, 0)
+			spec[4], spec[8], spec[9] = saved[0], saved[1], saved[2]
+			elems = 16 * chunks
+			if err != nil || n%g == 0 {
+				return err
+			}
+			return launch(modeAll, n-n%g)
+		}
+		return launch(modeAll, 0)
 	})
 }
 
@@ -271,7 +296,50 @@ const (
 	modeAll   = 0 // every block, element by element; rows shorter than a block
 	modeWhole = 1 // the blocks that lie whole in one innermost run, by vectors
 	modeEdges = 2 // the others, element by element; rows hold at least a block
+	modeRows  = 3 // rows shorter than 16 elements, in blocks of whole rows
 )
+
+// rowGroup returns the elements of a modeRows block for span s, or 0
+// where it takes none: rows of 2 to 15 elements in a piece of more than
+// one dimension, blocks of the fewest whole rows that are also whole
+// 16-element vectors (lcm(rows, 16), at most 240 elements), the piece
+// starting on such a block in the output binding.
+func (e *elementwise) rowGroup(s *span, ins int) uint32 {
+	k := s.dims[0]
+	if !e.rows || s.rank < 2 || k < 2 || k >= 16 {
+		return 0
+	}
+	g := k / uint32(reduceGCD(uint64(k), 16)) * 16
+	if s.base[ins]%g != 0 {
+		return 0
+	}
+	return g
+}
+
+// gathered returns the bit set of the inputs of span s that a modeRows
+// block of g elements reads element by element: those neither broadcast
+// along the rows (read once a row) nor running on through every block
+// (read by vectors). An input runs on through a block when the
+// dimensions it is not broadcast in, from the innermost, span a multiple
+// of g elements, or all of the piece.
+func (e *elementwise) gathered(s *span, ins int, g uint32) uint32 {
+	var bits uint32
+	for x := range ins {
+		m := s.masks >> (8 * x) & 0xff
+		if e.ts[x] == nil || m&1 != 0 {
+			continue
+		}
+		run := uint32(1)
+		d := 0
+		for ; d < s.rank && m>>d&1 == 0; d++ {
+			run *= s.dims[d]
+		}
+		if d < s.rank && run%g != 0 {
+			bits |= 1 << x
+		}
+	}
+	return bits
+}
 
 // elementwiseClass returns whether every tensor operand of l runs
 // contiguously beside the output (scalars, nil in ts, count as

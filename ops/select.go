@@ -169,14 +169,15 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 		bits:   [2]uint64{a.bits, b.bits},
 		width:  w,
 		tuning: &selectTuning,
+		rows:   true,
 	}
 }
 
 // The select kernels are shaders/select*.comp, one source compiled once
-// per variant: bindings cond, then, else, out and 28 words of push
+// per variant: bindings cond, then, else, out and 30 words of push
 // constants, which every variant reads alike.
 var selectVariants = []*variant{
-	{name: "portable", kernel: kernel("select", 4, 28)},
+	{name: "portable", kernel: kernel("select", 4, 30)},
 	{name: "texel", kernel: selectTexelKernel("select_texel"), needs: hasSelectTexels},
 	{name: "texel64", kernel: selectTexelKernel("select_texel64"), needs: func(d *device.Device) bool {
 		return hasSelectTexels(d) && d.Info().Features.ShaderInt64
@@ -187,7 +188,7 @@ var selectVariants = []*variant{
 // rgba32ui texel buffers; bools come 16 to a texel, so one load covers a
 // block's chunk of cond as it does in the portable kernel.
 func selectTexelKernel(name string) *device.Kernel {
-	k := kernel(name, 4, 28)
+	k := kernel(name, 4, 30)
 	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.TexelRGBA32UI, device.TexelRGBA32UI, device.Storage}
 	return k
 }

@@ -23,7 +23,8 @@ layout(push_constant) uniform Push {
 	uint masks;       // bit 8*x+d: input x is broadcast in dim d
 	uint base[NIN + 1]; // first element of each input and the output in their bindings
 	uint groupsX;     // workgroups in X of the grid
-#if NIN % 2 == 0
+	uint skip;        // elements of the piece before the dispatch's first block
+#if NIN % 2 == 1
 	uint pad;         // scalar's 8-byte alignment
 #endif
 	uvec2 scalar[2];  // the last two inputs' bits when they are pushed
@@ -122,15 +123,20 @@ bool broadcast(uint x, uint d) {
 //   MODE_EDGES  only the other blocks, element by element: one
 //               invocation per row boundary (the piece's start, each
 //               row's start, its end). Rows hold at least E elements, so
-//               no block holds two boundaries.
+//               no block holds two boundaries;
+//   MODE_ROWS   rows shorter than 16 elements, in blocks of whole rows
+//               that are also whole vectors of the output (select only,
+//               see select.glsl); the rest of the piece, pc.skip
+//               elements on, runs in MODE_ALL.
 layout(constant_id = 7) const uint MODE = 0;
-const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u;
+const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u, MODE_ROWS = 3u;
 
 // block finds the block of E elements this invocation owns: its first
 // element e0, aligned in the output binding, and the part [lo, hi) of it
-// in the piece, which starts at element first of the binding. It returns
-// false when the invocation has no block: past the piece, or in
-// MODE_EDGES at a boundary that falls between blocks.
+// in the piece, which starts at element first of the binding, from
+// pc.skip elements on. It returns false when the invocation has no
+// block: past the piece, or in MODE_EDGES at a boundary that falls
+// between blocks.
 bool block(uint first, out uint e0, out uint lo, out uint hi) {
 	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
 	uint i = g * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
@@ -150,9 +156,9 @@ bool block(uint first, out uint e0, out uint lo, out uint hi) {
 		}
 		e0 = p / E * E;
 	} else {
-		e0 = (first / E + i) * E;
+		e0 = ((first + pc.skip) / E + i) * E;
 	}
-	lo = max(e0, first);
+	lo = max(e0, first + pc.skip);
 	hi = min(e0 + E, end);
 	return e0 < end;
 }
@@ -199,12 +205,14 @@ void strides(out uint st[NIN][8]) {
 	}
 }
 
-// advance steps the multi-index to the next element, like an odometer,
-// and each input's offset with it. The loop has no break, so that it
-// unrolls and the arrays stay in registers.
-void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
+// advanceFrom steps the multi-index to the next index of dimension
+// from, like an odometer, and each input's offset with it: from 0 the
+// next element, from 1 the start of the next row when coord[0] is 0. The
+// loop has no break, so that it unrolls and the arrays stay in
+// registers.
+void advanceFrom(uint from, inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 	bool carry = true;
-	for (uint d = 0u; d < RANK; d++) {
+	for (uint d = from; d < RANK; d++) {
 		if (carry) {
 			coord[d]++;
 			for (uint x = 0u; x < NIN; x++) off[x] += st[x][d];
@@ -215,6 +223,11 @@ void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 			}
 		}
 	}
+}
+
+// advance steps the multi-index to the next element.
+void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
+	advanceFrom(0u, coord, off, st);
 }
 
 #ifdef STORE64
