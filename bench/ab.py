@@ -11,9 +11,10 @@ round, then the geometric mean of those ratios (below 1: faster than A).
 
 Comparing within a round, not medians of whole runs, is what makes two
 builds comparable on a shared machine: other tenants slow it by up to 2x
-for seconds at a time, more than most kernel changes gain. The default
-statistic, each case's fastest timed run (min_ms), moved 2-4% between
-identical builds here where the medians moved 15%.
+for seconds at a time, more than most kernel changes gain. Even so, two
+identical builds, six rounds, gave per-case ratios of 0.74 to 1.12 with
+the default statistic, each case's fastest timed run (min_ms), and 0.85
+to 1.32 with medians: trust a change of 2x, repeat one of 10%.
 
 example:
   bench/ab.py --rounds 8 /tmp/vkops-before bin/vkops -- --op reduce-and --pattern axis1,all --runs 9

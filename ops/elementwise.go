@@ -176,10 +176,6 @@ type elementwise struct {
 	v      *variant
 	spec   [3]uint32
 	nspec  int
-	// rows: the kernel has modeRows (select's does), whose two
-	// specialization constants follow the shared ones; the op has none
-	// of its own.
-	rows bool
 }
 
 // dispatch fills the output over layout l, one dispatch per piece, or
@@ -187,9 +183,9 @@ type elementwise struct {
 // one innermost run and the blocks that do not (at the piece's ends, and
 // where a row begins inside a block) run in separate dispatches
 // (modeWhole, modeEdges); rows shorter than a vector of 16 elements run
-// in blocks of whole rows (modeRows) where the kernel has them, the
-// piece's last elements and other short rows element by element
-// (modeAll).
+// in blocks of whole rows (modeRows), the piece's last elements and
+// short rows in pieces that do not start on such a block element by
+// element (modeAll).
 // No kernel holds both paths: on SIMD-on-CPU drivers such as lavapipe, a
 // path that any lane of a SIMD group might take costs every lane its
 // time, and the other path's code slowed even the blocks that skipped it.
@@ -216,6 +212,11 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
 			chunks--
 		}
+		// Rows of a chunk or more but shorter than a block: blocks of one
+		// chunk, so that most take the vector path, not the element path.
+		if rank > 1 && kd[0] >= 16 && kd[0] < 16*chunks {
+			chunks = 1
+		}
 		elems := 16 * chunks
 		// A contiguous operand stays 16-byte aligned block after block
 		// (bit x of aligned) when it starts aligned as the output does and
@@ -235,7 +236,9 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 				aligned |= 1 << x
 			}
 		}
-		var spec [8 + len(e.spec)]uint32
+		// The shared constants, the op's own from 8, and modeRows's two
+		// at 11 and 12.
+		var spec [13]uint32
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
 		launch := func(mode, skip uint32) error {
@@ -259,7 +262,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			spec[7] = mode
 			nspec := 8 + e.nspec
 			if mode == modeRows {
-				nspec = 10
+				nspec = len(spec)
 			}
 			return d.Dispatch(e.v.kernel, spec[:nspec], s.args[:out+1], push, grid)
 		}
@@ -275,12 +278,10 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		if g := e.rowGroup(&s, ins); g != 0 && n >= g {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
-			saved := [...]uint32{spec[4], spec[8], spec[9]}
-			spec[4], spec[8], spec[9] = g/16, kd[0], e.gathered(&s, ins, g)
+			spec[4], spec[11], spec[12] = g/16, kd[0], e.gathered(&s, ins, g)
 			elems = g
 			err := launch(modeRows, 0)
-			spec[4], spec[8], spec[9] = saved[0], saved[1], saved[2]
-			elems = 16 * chunks
+			spec[4], elems = chunks, 16*chunks
 			if err != nil || n%g == 0 {
 				return err
 			}
@@ -306,7 +307,7 @@ const (
 // starting on such a block in the output binding.
 func (e *elementwise) rowGroup(s *span, ins int) uint32 {
 	k := s.dims[0]
-	if !e.rows || s.rank < 2 || k < 2 || k >= 16 {
+	if s.rank < 2 || k < 2 || k >= 16 {
 		return 0
 	}
 	g := k / uint32(reduceGCD(uint64(k), 16)) * 16

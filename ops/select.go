@@ -169,7 +169,6 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 		bits:   [2]uint64{a.bits, b.bits},
 		width:  w,
 		tuning: &selectTuning,
-		rows:   true,
 	}
 }
 

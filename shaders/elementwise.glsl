@@ -9,6 +9,8 @@
 //   vecAt        vector i of input x; wordAt: word i of input x
 //   W, RANK, ALIGNED, INNER, CHUNKS, E   as select.glsl describes them
 //   OUT_VECS     the output vectors a block of E elements fills
+//   pushed       whether input x is a scalar in pc.scalar, not read
+#extension GL_EXT_control_flow_attributes : require
 
 layout(std430, binding = NIN) buffer OutV { uvec4 outV[]; };
 layout(std430, binding = NIN) buffer OutW { uint outW[]; };
@@ -125,11 +127,19 @@ bool broadcast(uint x, uint d) {
 //               row's start, its end). Rows hold at least E elements, so
 //               no block holds two boundaries;
 //   MODE_ROWS   rows shorter than 16 elements, in blocks of whole rows
-//               that are also whole vectors of the output (select only,
-//               see select.glsl); the rest of the piece, pc.skip
-//               elements on, runs in MODE_ALL.
+//               that are also whole vectors of the output (E elements,
+//               a multiple of ROWLEN): each input broadcast along the
+//               rows is read once a row (rowsOf), the others by vectors
+//               where they run on through the block, and the output is
+//               stored by vectors, with no element-by-element store and
+//               no odometer step per element (rowChunk). The rest of the
+//               piece, pc.skip elements on, runs in MODE_ALL.
 layout(constant_id = 7) const uint MODE = 0;
 const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u, MODE_ROWS = 3u;
+// MODE_ROWS only: the rows' length, 2 to 15, and which inputs are read
+// element by element (bit x), as ops/elementwise.go classes them.
+layout(constant_id = 11) const uint ROWLEN = 2;
+layout(constant_id = 12) const uint GATHER = 0;
 
 // block finds the block of E elements this invocation owns: its first
 // element e0, aligned in the output binding, and the part [lo, hi) of it
@@ -228,6 +238,66 @@ void advanceFrom(uint from, inout uint coord[8], inout uint off[NIN], uint st[NI
 // advance steps the multi-index to the next element.
 void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 	advanceFrom(0u, coord, off, st);
+}
+
+// put sets element j of a chunk of W-byte elements, held as W vectors,
+// to the low bits of v; the chunk starts zeroed when W < 4. j is a
+// constant once the caller's loops unroll, so the position is too.
+void put(inout uvec4 r[8], uint w, uint j, uvec2 v) {
+	uint b = j * w;
+	uint k = b >> 4, i = (b >> 2) & 3u;
+	if (w == 8u) {
+		r[k][i] = v.x;
+		r[k][i + 1u] = v.y;
+	} else if (w == 4u) {
+		r[k][i] = v.x;
+	} else {
+		r[k][i] |= v.x << (8u * (b & 3u));
+	}
+}
+
+// rowChunk reads chunk ch of a MODE_ROWS block for input x (w-byte
+// elements): by vectors where the input runs on through the block's
+// rows from start, else from each row's value (rv, for an input
+// broadcast along the rows) or element by element from where each row
+// begins (ro). Row and column of each element are constants once the
+// loops unroll.
+void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], out uvec4 r[8]) {
+	if (!broadcast(x, 0u) && ((GATHER >> x) & 1u) == 0u) {
+		load16(x, w, start + 16u * ch, r);
+		return;
+	}
+	for (uint k = 0u; k < w; k++) {
+		r[k] = uvec4(0u);
+	}
+	[[unroll]] for (uint j = 0u; j < 16u; j++) {
+		uint e = 16u * ch + j;
+		uint row = e / ROWLEN;
+		put(r, w, j, broadcast(x, 0u) ? rv[row] : elemAt(x, w, ro[row] + e % ROWLEN));
+	}
+}
+
+bool pushed(uint x);
+
+// rowsOf reads what the rows of a MODE_ROWS block need, stepping the
+// multi-index coord (a row's start) and the offsets off row by row: for
+// each input that is broadcast along the rows and not pushed, its value
+// on each row (rv; ws[x] bytes wide), and for each, where each row
+// begins (ro).
+void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv[NIN][16], out uint ro[NIN][16]) {
+	uint st[NIN][8];
+	strides(st);
+	[[unroll]] for (uint r = 0u; r < 16u; r++) {
+		if (r < E / ROWLEN) {
+			for (uint x = 0u; x < NIN; x++) {
+				ro[x][r] = off[x];
+				rv[x][r] = broadcast(x, 0u) && !pushed(x) ? elemAt(x, ws[x], off[x]) : uvec2(0u);
+			}
+			if (r + 1u < E / ROWLEN) {
+				advanceFrom(1u, coord, off, st);
+			}
+		}
+	}
 }
 
 #ifdef STORE64

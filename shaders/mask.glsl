@@ -30,7 +30,7 @@ layout(constant_id = 3) const uint PUSHED = 0; // bit x: operand x (a, b) is pc.
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
 layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x is broadcast in dim 0
-// constant_id 7 is MODE: see elementwise.glsl.
+// constant_id 7 is MODE, 11 and 12 ROWLEN and GATHER: see elementwise.glsl.
 layout(constant_id = 8) const uint OP = 0;     // see the OP_ constants
 layout(constant_id = 9) const uint KEY = 0;    // how elements are read: see the KEY_ constants
 layout(constant_id = 10) const uint DETECT = 3; // is-inf: bit 0 -inf, bit 1 +inf
@@ -239,6 +239,49 @@ uvec2 value(uint x, uint o) {
 	return elemAt(x, W, o);
 }
 
+// chunkOp is the op on one chunk of sixteen elements of a (and b), each
+// held as W vectors: sixteen bool bytes.
+uvec4 chunkOp(uvec4 av[8], uvec4 bv[8]) {
+	if (LOGICAL) {
+		// Sixteen bools at once, as bytes.
+		uvec4 fa = flags(av[0]);
+		uvec4 fb = UNARY ? uvec4(0u) : flags(bv[0]);
+		if (OP == OP_AND) return fa & fb;
+		if (OP == OP_OR) return fa | fb;
+		if (OP == OP_XOR) return fa ^ fb;
+		return fa ^ 0x01010101u;
+	}
+	uvec4 o = uvec4(0u);
+	for (uint k = 0u; k < W; k++) {
+		opVec(av[k], bv[k], k, o);
+	}
+	return o;
+}
+
+// rows does a block of MODE_ROWS (see elementwise.glsl) from e0, from
+// the multi-index coord (a row's start) and the operands' offsets off
+// there.
+void rows(uint e0, uint coord[8], uint off[2]) {
+	uint start[2] = off;
+	uvec2 rv[2][16];
+	uint ro[2][16];
+	rowsOf(uint[2](W, W), coord, off, rv, ro);
+	[[unroll]] for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uvec4 av[8], bv[8];
+		if (pushed(0u)) {
+			for (uint k = 0u; k < W; k++) av[k] = splat(pc.scalar[0]);
+		} else {
+			rowChunk(0u, W, ch, start[0], rv[0], ro[0], av);
+		}
+		if (UNARY || pushed(1u)) {
+			for (uint k = 0u; k < W; k++) bv[k] = splat(pc.scalar[1]);
+		} else {
+			rowChunk(1u, W, ch, start[1], rv[1], ro[1], bv);
+		}
+		storeVec(e0 / 16u, ch, chunkOp(av, bv));
+	}
+}
+
 void main() {
 	uint first = pc.base[2];
 	uint e0, lo, hi;
@@ -250,6 +293,10 @@ void main() {
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
 	locate(lo - first, coord, off);
 
+	if (MODE == MODE_ROWS) {
+		rows(e0, coord, off);
+		return;
+	}
 	if (MODE == MODE_WHOLE) {
 		if (!inRun(e0, lo, hi, coord)) {
 			return;
@@ -259,25 +306,17 @@ void main() {
 		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);
 		for (uint ch = 0u; ch < CHUNKS; ch++) {
 			uvec4 av[8], bv[8];
-			if (!constant(0u)) load16(0u, W, off[0] + 16u * ch, av);
-			if (!UNARY && !constant(1u)) load16(1u, W, off[1] + 16u * ch, bv);
-			uvec4 o;
-			if (LOGICAL) {
-				// Sixteen bools at once, as bytes.
-				uvec4 fa = constant(0u) ? uvec4(ca.x != 0u ? 0x01010101u : 0u) : flags(av[0]);
-				uvec4 fb = UNARY ? uvec4(0u) : constant(1u) ? uvec4(cb.x != 0u ? 0x01010101u : 0u) : flags(bv[0]);
-				if (OP == OP_AND) o = fa & fb;
-				else if (OP == OP_OR) o = fa | fb;
-				else if (OP == OP_XOR) o = fa ^ fb;
-				else o = fa ^ 0x01010101u;
+			if (constant(0u)) {
+				for (uint k = 0u; k < W; k++) av[k] = splat(ca);
 			} else {
-				o = uvec4(0u);
-				uvec4 sa = splat(ca), sb = splat(cb);
-				for (uint k = 0u; k < W; k++) {
-					opVec(constant(0u) ? sa : av[k], UNARY || constant(1u) ? sb : bv[k], k, o);
-				}
+				load16(0u, W, off[0] + 16u * ch, av);
 			}
-			storeVec(e0 / 16u, ch, o);
+			if (UNARY || constant(1u)) {
+				for (uint k = 0u; k < W; k++) bv[k] = splat(cb);
+			} else {
+				load16(1u, W, off[1] + 16u * ch, bv);
+			}
+			storeVec(e0 / 16u, ch, chunkOp(av, bv));
 		}
 		return;
 	}

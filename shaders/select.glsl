@@ -27,8 +27,6 @@
 // element, stepping the multi-index like an odometer. The two kinds of
 // block run in separate dispatches (MODE, in elementwise.glsl), so that
 // no kernel holds both paths.
-#extension GL_EXT_control_flow_attributes : require
-
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4;      // element bytes: 1, 2, 4 or 8
 layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
@@ -36,11 +34,7 @@ layout(constant_id = 3) const uint PUSHED = 0; // bit 0: then is pc.scalar[0]; b
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
 layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x (cond, then, else) is broadcast in dim 0
-// constant_id 7 is MODE: see elementwise.glsl.
-// MODE_ROWS only: the rows' length, 2 to 15, and which operands are read
-// element by element (bit x), as ops/elementwise.go classes them.
-layout(constant_id = 8) const uint ROWLEN = 2;
-layout(constant_id = 9) const uint GATHER = 0;
+// constant_id 7 is MODE, 11 and 12 ROWLEN and GATHER: see elementwise.glsl.
 
 const uint E = 16u * CHUNKS; // elements per block
 
@@ -108,72 +102,14 @@ uvec2 value(uint x, uint o) {
 	return elemAt(x, W, o);
 }
 
-// put sets element j of a chunk of W-byte elements, held as W vectors,
-// to the low bits of v; the chunk starts zeroed when W < 4. j is a
-// constant once the caller's loops unroll, so the position is too.
-void put(inout uvec4 r[8], uint w, uint j, uvec2 v) {
-	uint b = j * w;
-	uint k = b >> 4, i = (b >> 2) & 3u;
-	if (w == 8u) {
-		r[k][i] = v.x;
-		r[k][i + 1u] = v.y;
-	} else if (w == 4u) {
-		r[k][i] = v.x;
-	} else {
-		r[k][i] |= v.x << (8u * (b & 3u));
-	}
-}
-
-// rowChunk reads chunk ch of a MODE_ROWS block for operand x (w-byte
-// elements): by vectors where the operand runs on through the block's
-// rows from start, else from each row's value (rv, for an operand
-// broadcast along the rows) or element by element from where each row
-// begins (ro). Row and column of each element are constants once the
-// loops unroll.
-void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], out uvec4 r[8]) {
-	if (!broadcast(x, 0u) && ((GATHER >> x) & 1u) == 0u) {
-		load16(x, w, start + 16u * ch, r);
-		return;
-	}
-	for (uint k = 0u; k < w; k++) {
-		r[k] = uvec4(0u);
-	}
-	[[unroll]] for (uint j = 0u; j < 16u; j++) {
-		uint e = 16u * ch + j;
-		uint row = e / ROWLEN;
-		put(r, w, j, broadcast(x, 0u) ? rv[row] : elemAt(x, w, ro[row] + e % ROWLEN));
-	}
-}
-
-// rows does a block of MODE_ROWS: E elements from e0, which are whole
-// rows of ROWLEN elements and whole vectors of the output, from the
-// multi-index coord (a row's start) and the operands' offsets off there.
-// Each operand broadcast along the rows is read once a row, the others
-// by vectors where they run on through the block, and the output is
-// stored by vectors: rows shorter than a vector cost no element-by-
-// element stores and no odometer step per element.
+// rows does a block of MODE_ROWS (see elementwise.glsl) from e0, from
+// the multi-index coord (a row's start) and the operands' offsets off
+// there.
 void rows(uint e0, uint coord[8], uint off[3]) {
-	const uint G = E / ROWLEN;
-	uint st[3][8];
-	strides(st);
 	uint start[3] = off;
 	uvec2 rv[3][16];
 	uint ro[3][16];
-	[[unroll]] for (uint r = 0u; r < 16u; r++) {
-		if (r < G) {
-			for (uint x = 0u; x < 3u; x++) {
-				rv[x][r] = uvec2(0u);
-				ro[x][r] = off[x];
-				if (broadcast(x, 0u) && !pushed(x)) {
-					uvec2 v = elemAt(x, x == 0u ? 1u : W, off[x]);
-					rv[x][r] = x == 0u ? uvec2(v.x != 0u ? 1u : 0u, 0u) : v;
-				}
-			}
-			if (r + 1u < G) {
-				advanceFrom(1u, coord, off, st);
-			}
-		}
-	}
+	rowsOf(uint[3](1u, W, W), coord, off, rv, ro);
 	[[unroll]] for (uint ch = 0u; ch < CHUNKS; ch++) {
 		uvec4 c[8], tv[8], ev[8];
 		rowChunk(0u, 1u, ch, start[0], rv[0], ro[0], c);
