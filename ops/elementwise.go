@@ -152,7 +152,15 @@ type elementwiseTuning struct {
 	// flight: on an H100 one chunk ran the masks 1.5-1.8x and i8 select
 	// 1.65x as fast as lavapipe's counts (BenchmarkElementwiseTuning).
 	gpuChunks int
+	// rowsMin is the fewest elements of a piece that runs short rows in
+	// blocks of whole rows (modeRows). Its pipelines, one per row length,
+	// take lavapipe 100-200 ms to build, four to six times a block
+	// path's; on 16M elements they save 15-30 ms a call, on 1M 1-2 ms.
+	rowsMin uint32
 }
+
+// elementwiseRowsMin is the tunings' rowsMin: 4 MiB of f32.
+const elementwiseRowsMin = 1 << 20
 
 // chunksFor returns the chunks per invocation for elements of width bytes
 // on d.
@@ -275,7 +283,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			}
 			return launch(modeEdges, 0)
 		}
-		if g := e.rowGroup(&s, ins); g != 0 && n >= g {
+		if g := e.rowGroup(&s, ins); g != 0 && n >= max(g, e.tuning.rowsMin) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
 			spec[4], spec[11], spec[12] = g/16, kd[0], e.gathered(&s, ins, g)
