@@ -271,11 +271,11 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			}
 			push = push.u64(e.bits[0]).u64(e.bits[1])
 			spec[7] = mode
-			nspec := 8 + e.nspec
+			k, nspec := e.v.kernel, 8+e.nspec
 			if mode == modeRows {
-				nspec = len(spec)
+				k, nspec = e.v.rows, len(spec)
 			}
-			return d.Dispatch(e.v.kernel, spec[:nspec], s.args[:out+1], push, grid)
+			return d.Dispatch(k, spec[:nspec], s.args[:out+1], push, grid)
 		}
 		switch {
 		case s.base[out]%elems == 0 && kd[0]%elems == 0:

@@ -188,14 +188,15 @@ func maskRun(res *device.Tensor, a, b operand, w int, code, key, detect uint32) 
 }
 
 // The mask kernels are shaders/mask_w*.comp, one source compiled once
-// per input element width and variant as Select's are per variant:
-// bindings a, b, out and 28 words of push constants.
+// per input element width and variant as Select's are per variant, and
+// again for blocks of whole rows (mask_w*_rows.comp): bindings a, b, out
+// and 28 words of push constants.
 func maskVariants(w int) []*variant {
 	name := fmt.Sprintf("mask_w%d", w)
 	return []*variant{
-		{name: "portable", kernel: kernel(name, 3, 28)},
-		{name: "texel", kernel: maskTexelKernel(name + "_texel"), needs: hasSelectTexels},
-		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), needs: func(d *device.Device) bool {
+		{name: "portable", kernel: kernel(name, 3, 28), rows: kernel(name+"_rows", 3, 28)},
+		{name: "texel", kernel: maskTexelKernel(name + "_texel"), rows: maskTexelKernel(name + "_texel_rows"), needs: hasSelectTexels},
+		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), rows: maskTexelKernel(name + "_texel64_rows"), needs: func(d *device.Device) bool {
 			return hasSelectTexels(d) && d.Info().Features.ShaderInt64
 		}},
 	}

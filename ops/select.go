@@ -173,12 +173,13 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 }
 
 // The select kernels are shaders/select*.comp, one source compiled once
-// per variant: bindings cond, then, else, out and 30 words of push
-// constants, which every variant reads alike.
+// per variant, and once more per variant for blocks of whole rows
+// (select*_rows.comp): bindings cond, then, else, out and 30 words of
+// push constants, which every variant reads alike.
 var selectVariants = []*variant{
-	{name: "portable", kernel: kernel("select", 4, 30)},
-	{name: "texel", kernel: selectTexelKernel("select_texel"), needs: hasSelectTexels},
-	{name: "texel64", kernel: selectTexelKernel("select_texel64"), needs: func(d *device.Device) bool {
+	{name: "portable", kernel: kernel("select", 4, 30), rows: kernel("select_rows", 4, 30)},
+	{name: "texel", kernel: selectTexelKernel("select_texel"), rows: selectTexelKernel("select_texel_rows"), needs: hasSelectTexels},
+	{name: "texel64", kernel: selectTexelKernel("select_texel64"), rows: selectTexelKernel("select_texel64_rows"), needs: func(d *device.Device) bool {
 		return hasSelectTexels(d) && d.Info().Features.ShaderInt64
 	}},
 }

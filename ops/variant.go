@@ -17,6 +17,10 @@ import (
 type variant struct {
 	name   string
 	kernel *device.Kernel
+	// rows is the variant's kernel of blocks of whole rows (modeRows),
+	// a module of its own so that its code does not slow the building
+	// of the other modes' pipelines.
+	rows *device.Kernel
 	// needs reports whether the device has what the variant needs; nil
 	// for the portable variant.
 	needs func(d *device.Device) bool

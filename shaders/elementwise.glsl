@@ -10,7 +10,14 @@
 //   W, RANK, ALIGNED, INNER, CHUNKS, E   as select.glsl describes them
 //   OUT_VECS     the output vectors a block of E elements fills
 //   pushed       whether input x is a scalar in pc.scalar, not read
+//
+// and defines ROWS in the modules of MODE_ROWS (below), which hold only
+// that path: the code of one path slows lavapipe's building of every
+// pipeline of a module, since it translates all of a module's code
+// before specialization removes any.
+#ifdef ROWS
 #extension GL_EXT_control_flow_attributes : require
+#endif
 
 layout(std430, binding = NIN) buffer OutV { uvec4 outV[]; };
 layout(std430, binding = NIN) buffer OutW { uint outW[]; };
@@ -136,10 +143,12 @@ bool broadcast(uint x, uint d) {
 //               piece, pc.skip elements on, runs in MODE_ALL.
 layout(constant_id = 7) const uint MODE = 0;
 const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u, MODE_ROWS = 3u;
+#ifdef ROWS
 // MODE_ROWS only: the rows' length, 2 to 15, and which inputs are read
 // element by element (bit x), as ops/elementwise.go classes them.
 layout(constant_id = 11) const uint ROWLEN = 2;
 layout(constant_id = 12) const uint GATHER = 0;
+#endif
 
 // block finds the block of E elements this invocation owns: its first
 // element e0, aligned in the output binding, and the part [lo, hi) of it
@@ -240,6 +249,7 @@ void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 	advanceFrom(0u, coord, off, st);
 }
 
+#ifdef ROWS
 // put sets element j of a chunk of W-byte elements, held as W vectors,
 // to the low bits of v; the chunk starts zeroed when W < 4. j is a
 // constant once the caller's loops unroll, so the position is too.
@@ -299,6 +309,7 @@ void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv
 		}
 	}
 }
+#endif
 
 #ifdef STORE64
 // A block's vectors are stored in pairs when it has an even number of

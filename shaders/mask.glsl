@@ -258,6 +258,7 @@ uvec4 chunkOp(uvec4 av[8], uvec4 bv[8]) {
 	return o;
 }
 
+#ifdef ROWS
 // rows does a block of MODE_ROWS (see elementwise.glsl) from e0, from
 // the multi-index coord (a row's start) and the operands' offsets off
 // there.
@@ -281,6 +282,7 @@ void rows(uint e0, uint coord[8], uint off[2]) {
 		storeVec(e0 / 16u, ch, chunkOp(av, bv));
 	}
 }
+#endif
 
 void main() {
 	uint first = pc.base[2];
@@ -293,10 +295,9 @@ void main() {
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
 	locate(lo - first, coord, off);
 
-	if (MODE == MODE_ROWS) {
-		rows(e0, coord, off);
-		return;
-	}
+#ifdef ROWS
+	rows(e0, coord, off);
+#else
 	if (MODE == MODE_WHOLE) {
 		if (!inRun(e0, lo, hi, coord)) {
 			return;
@@ -341,4 +342,5 @@ void main() {
 		advance(coord, off, st);
 	}
 	store(accWord, acc, accMask);
+#endif
 }

@@ -102,6 +102,7 @@ uvec2 value(uint x, uint o) {
 	return elemAt(x, W, o);
 }
 
+#ifdef ROWS
 // rows does a block of MODE_ROWS (see elementwise.glsl) from e0, from
 // the multi-index coord (a row's start) and the operands' offsets off
 // there.
@@ -130,6 +131,7 @@ void rows(uint e0, uint coord[8], uint off[3]) {
 		}
 	}
 }
+#endif
 
 void main() {
 	uint first = pc.base[3];
@@ -143,10 +145,9 @@ void main() {
 	uint off[3] = uint[3](pc.base[0], pc.base[1], pc.base[2]);
 	locate(lo - first, coord, off);
 
-	if (MODE == MODE_ROWS) {
-		rows(e0, coord, off);
-		return;
-	}
+#ifdef ROWS
+	rows(e0, coord, off);
+#else
 	if (MODE == MODE_WHOLE) {
 		if (!inRun(e0, lo, hi, coord)) {
 			return;
@@ -210,4 +211,5 @@ void main() {
 	if (W < 4u) {
 		store(accWord, acc, accMask);
 	}
+#endif
 }
