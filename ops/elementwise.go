@@ -154,8 +154,8 @@ type elementwiseTuning struct {
 	gpuChunks int
 	// rowsMin is the fewest elements of a piece that runs short rows in
 	// blocks of whole rows (modeRows). Its pipelines, one per row length,
-	// take lavapipe 100-200 ms to build, four to six times a block
-	// path's; on 16M elements they save 15-30 ms a call, on 1M 1-2 ms.
+	// take lavapipe 100-220 ms to build, four to six times a block
+	// path's; the zoo's patterns of 4M-16M elements save 7-27 ms a call.
 	rowsMin uint32
 }
 
@@ -252,9 +252,11 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		var spec [13]uint32
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
-		launch := func(mode, skip uint32) error {
-			// Each invocation owns a block, or in modeEdges a row
-			// boundary: the piece's start, each row's start and its end.
+		launch := func(mode, skip, elems uint32) error {
+			// Each invocation owns a block of elems elements, or in
+			// modeEdges a row boundary: the piece's start, each row's
+			// start and its end.
+			spec[4] = elems / 16
 			first := s.base[out]
 			invocations := (first+n+elems-1)/elems - (first+skip)/elems
 			if mode == modeEdges {
@@ -279,26 +281,23 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		}
 		switch {
 		case s.base[out]%elems == 0 && kd[0]%elems == 0:
-			return launch(modeWhole, 0)
+			return launch(modeWhole, 0, elems)
 		case kd[0] >= elems:
-			if err := launch(modeWhole, 0); err != nil {
+			if err := launch(modeWhole, 0, elems); err != nil {
 				return err
 			}
-			return launch(modeEdges, 0)
+			return launch(modeEdges, 0, elems)
 		}
 		if g := e.rowGroup(&s, ins); g != 0 && n >= max(g, e.tuning.rowsMin) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
-			spec[4], spec[11], spec[12] = g/16, kd[0], e.gathered(&s, ins, g)
-			elems = g
-			err := launch(modeRows, 0)
-			spec[4], elems = chunks, 16*chunks
-			if err != nil || n%g == 0 {
+			spec[11], spec[12] = kd[0], e.gathered(&s, ins, g)
+			if err := launch(modeRows, 0, g); err != nil || n%g == 0 {
 				return err
 			}
-			return launch(modeAll, n-n%g)
+			return launch(modeAll, n-n%g, elems)
 		}
-		return launch(modeAll, 0)
+		return launch(modeAll, 0, elems)
 	})
 }
 
