@@ -59,6 +59,11 @@ uvec4 vecAt(uint x, uint i) {
 }
 
 uint wordAt(uint x, uint i) { return vecAt(x, i >> 2)[i & 3u]; }
+
+uint vecs(uint x) {
+	if (x == 0u) return uint(imageSize(aT));
+	return uint(imageSize(bT));
+}
 #else
 layout(std430, binding = 0) readonly buffer AV { uvec4 aV[]; };
 layout(std430, binding = 0) readonly buffer AW { uint aW[]; };
@@ -73,6 +78,11 @@ uvec4 vecAt(uint x, uint i) {
 uint wordAt(uint x, uint i) {
 	if (x == 0u) return aW[i];
 	return bW[i];
+}
+
+uint vecs(uint x) {
+	if (x == 0u) return uint(aV.length());
+	return uint(bV.length());
 }
 #endif
 

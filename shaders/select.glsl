@@ -50,6 +50,12 @@ uvec4 vecAt(uint x, uint i) {
 }
 
 uint wordAt(uint x, uint i) { return vecAt(x, i >> 2)[i & 3u]; }
+
+uint vecs(uint x) {
+	if (x == 0u) return uint(imageSize(condT));
+	if (x == 1u) return uint(imageSize(thenT));
+	return uint(imageSize(elseT));
+}
 #else
 // Each input is declared twice: as vectors for bulk access and as words.
 layout(std430, binding = 0) readonly buffer CondV { uvec4 condV[]; };
@@ -69,6 +75,12 @@ uint wordAt(uint x, uint i) {
 	if (x == 0u) return condW[i];
 	if (x == 1u) return thenW[i];
 	return elseW[i];
+}
+
+uint vecs(uint x) {
+	if (x == 0u) return uint(condV.length());
+	if (x == 1u) return uint(thenV.length());
+	return uint(elseV.length());
 }
 #endif
 
