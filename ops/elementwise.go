@@ -328,7 +328,7 @@ func (e *elementwise) rowGroup(s *span, ins int) uint32 {
 }
 
 // gathered returns the bit set of the inputs of span s that a modeRows
-// block of g elements reads element by element: those neither broadcast
+// block of g elements reads row by row: those neither broadcast
 // along the rows (read once a row) nor running on through every block
 // (read by vectors). An input runs on through a block when the
 // dimensions it is not broadcast in, from the innermost, span a multiple

@@ -13,7 +13,7 @@ import (
 // elements, which run in blocks of whole rows (modeRows), and of 17,
 // which do not, with each operand read in each of the ways such a block
 // reads one: by vectors where it runs on through the block, once a row
-// where it is broadcast along the rows, and element by element otherwise
+// where it is broadcast along the rows, and row by row otherwise
 // ([1, 1, l]; [1, m, l] when m*l is no whole number of blocks). Three
 // batches of m = 16 rows put every block in one batch, m = 5 make blocks
 // cross batches, and [37, l] leaves the last block to the element path.
