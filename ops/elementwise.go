@@ -247,9 +247,9 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 				aligned |= 1 << x
 			}
 		}
-		// The shared constants, the op's own from 8, and modeRows's two
-		// at 11 and 12.
-		var spec [13]uint32
+		// The shared constants, the op's own from 8, and modeRows's three
+		// from 11.
+		var spec [14]uint32
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
 		launch := func(mode, skip, elems uint32) error {
@@ -291,7 +291,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		if g := e.rowGroup(&s, ins); g != 0 && n >= max(g, e.tuning.rowsMin) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
-			spec[11], spec[12] = kd[0], e.gathered(&s, ins, g)
+			spec[11], spec[12], spec[13] = kd[0], e.gathered(&s, ins, g), e.twoRuns(&s, ins, g)
 			if err := launch(modeRows, 0, g); err != nil || n%g == 0 {
 				return err
 			}
@@ -347,6 +347,29 @@ func (e *elementwise) gathered(s *span, ins int, g uint32) uint32 {
 		}
 		if d < s.rank && run%g != 0 {
 			bits |= 1 << x
+		}
+	}
+	return bits
+}
+
+// twoRuns returns the bit set of the inputs of span s that a modeRows
+// block of g elements reads as two runs (shaders/elementwise.glsl,
+// twoRuns): those not read by vectors, where the block's rows are no
+// more than dimension 1's, so that at most one of them starts it over;
+// and from bit 8, which of them are broadcast in dimension 1: the inputs
+// broadcast along the rows or in dimension 1. (Inputs whose rows run on
+// through dimension 1 read fewer vectors that way only for very short
+// rows, and more than doubled the size of the module.)
+func (e *elementwise) twoRuns(s *span, ins int, g uint32) uint32 {
+	if s.dims[1] < g/s.dims[0] {
+		return 0
+	}
+	var bits uint32
+	gather := e.gathered(s, ins, g)
+	for x := range ins {
+		m := s.masks >> (8 * x)
+		if e.ts[x] != nil && (m&1 != 0 || gather>>x&1 != 0 && m&2 != 0) {
+			bits |= 1<<x | (m>>1&1)<<(8+x)
 		}
 	}
 	return bits

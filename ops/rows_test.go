@@ -14,9 +14,11 @@ import (
 // which do not, with each operand read in each of the ways such a block
 // reads one: by vectors where it runs on through the block, once a row
 // where it is broadcast along the rows, and row by row otherwise
-// ([1, 1, l]; [1, m, l] when m*l is no whole number of blocks). Three
-// batches of m = 16 rows put every block in one batch, m = 5 make blocks
-// cross batches, and [37, l] leaves the last block to the element path.
+// ([1, 1, l] and [b, 1, l]; [1, m, l] when m*l is no whole number of
+// blocks), as two runs where a block's rows are at most m. Three batches
+// of m = 16 rows put every block in one batch; m = 5 make blocks cross
+// batches, too many times for two runs; m = 21 make some blocks cross
+// one, and [37, l] leaves the last block to the element path.
 // rowsMin is lowered so that these small tensors take the mode; every
 // variant runs with the usual pages, the device's choice with 4 KiB
 // pages, where pieces start inside blocks.
@@ -30,15 +32,17 @@ func TestRows(t *testing.T) {
 	run := func(t *testing.T, d *device.Device, masks bool) {
 		rng := rand.New(rand.NewPCG(21, 22))
 		for li, l := range []int{2, 3, 6, 13, 17} {
-			for _, s := range []tensor.Shape{{3, 16, l}, {3, 5, l}, {37, l}} {
+			for _, s := range []tensor.Shape{{3, 16, l}, {3, 5, l}, {2, 21, l}, {37, l}} {
 				b, m := 1, s[0]
 				if len(s) == 3 {
 					b, m = s[0], s[1]
 				}
-				shapes := []tensor.Shape{s, {1, m, l}, {b, m, 1}, {1, 1, l}}
-				for i, a := range shapes {
+				row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
+				// cond, then and else; a mask op's two inputs are the first two.
+				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {one, rows, row}, {rows, col, row}}
+				for i, tr := range trios {
 					dt := widths[(i+li)%len(widths)]
-					x, y := shapes[(i+1)%len(shapes)], shapes[(i+2)%len(shapes)]
+					a, x, y := tr[0], tr[1], tr[2]
 					if masks {
 						checkMasks(t, d, randomHost(rng, dt, a), randomHost(rng, dt, x))
 					} else {

@@ -68,22 +68,26 @@ uvec2 elemAt(uint x, uint w, uint o) {
 // reads one vector more, clamped to the binding: a test for that case
 // made lavapipe run both paths, and rows of 6094 f32 ran 1.6x as long as
 // rows of 6096.
-void loadVecs(uint x, uint w, uint o, uint n, out uvec4 r[8]) {
-	uint b = o * w;
-	uint q = b >> 4;
-	uint s = b & 15u;
+//
+// With clamped, o may lie before the binding or run past it: the vectors
+// outside it are read as its first or last, for elements that the caller
+// does not use.
+void loadVecs(uint x, uint w, uint o, uint n, bool clamped, out uvec4 r[8]) {
+	int b = int(o * w);
+	int q = b >> 4;
+	uint s = uint(b) & 15u;
+	int last = int(vecs(x)) - 1;
 	if (((ALIGNED >> x) & 1u) != 0u) {
 		for (uint k = 0u; k < n; k++) {
-			r[k] = vecAt(x, q + k);
+			r[k] = vecAt(x, uint(clamped ? clamp(q + int(k), 0, last) : q + int(k)));
 		}
 		return;
 	}
-	uint last = vecs(x) - 1u;
 	uint sw = s >> 2;
 	uint sb = 8u * (s & 3u);
-	uvec4 u0 = vecAt(x, q);
+	uvec4 u0 = vecAt(x, uint(clamped ? clamp(q, 0, last) : q));
 	for (uint k = 0u; k < n; k++) {
-		uvec4 u1 = vecAt(x, min(q + k + 1u, last));
+		uvec4 u1 = vecAt(x, uint(clamp(q + int(k) + 1, 0, last)));
 		uvec4 a, c; // words sw..sw+3 and sw+1..sw+4 of u0:u1
 		if (sw == 0u) {
 			a = u0;
@@ -103,7 +107,7 @@ void loadVecs(uint x, uint w, uint o, uint n, out uvec4 r[8]) {
 	}
 }
 
-void load16(uint x, uint w, uint o, out uvec4 r[8]) { loadVecs(x, w, o, w, r); }
+void load16(uint x, uint w, uint o, out uvec4 r[8]) { loadVecs(x, w, o, w, false, r); }
 
 // flags turns 16 bools (bytes) into 0x01 per true byte, 0x00 per false.
 uvec4 flags(uvec4 c) {
@@ -148,7 +152,8 @@ bool broadcast(uint x, uint d) {
 //               rows is read once a row (rowsOf), the others by vectors
 //               where they run on through the block, else row by row,
 //               each row's elements taken from the vectors that hold
-//               it (rowChunk), and the output is
+//               it (rowChunk), or where a block meets at most one
+//               start of dimension 1, as two runs (twoRuns); the output is
 //               stored by vectors, with no element-by-element store and
 //               no odometer step per element (rowChunk). The rest of the
 //               piece, pc.skip elements on, runs in MODE_ALL.
@@ -159,6 +164,10 @@ const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u, MODE_ROWS = 3u;
 // row by row (bit x), as ops/elementwise.go classes them.
 layout(constant_id = 11) const uint ROWLEN = 2;
 layout(constant_id = 12) const uint GATHER = 0;
+// MODE_ROWS only: bit x, input x is read as two runs (twoRuns); bit
+// 8+x, it is broadcast in dimension 1, as the push constants say too:
+// here the run's step is a constant, and so is where each element lies.
+layout(constant_id = 13) const uint TWO = 0;
 #endif
 
 // block finds the block of E elements this invocation owns: its first
@@ -286,21 +295,54 @@ uvec2 elemOf(uvec4 r[8], uint w, uint c) {
 	return uvec2((v >> (8u * (b & 3u))) & ((1u << (8u * w)) - 1u), 0u);
 }
 
+// twoRuns: where the block's rows are at most as many as the rows of
+// dimension 1 (the host sets bit x of TWO), at most one of them starts
+// dimension 1 over, so input x's offsets from row to row are two runs of
+// one step: 0 where x is broadcast in dimension 1 (its rows repeat), else
+// 1 where it is broadcast along the rows (its values on successive rows
+// lie side by side). Each run is read by vectors once a block, from where
+// it would begin at row 0 (clamped loads) or at the last row, and a row
+// takes its elements from the run it lies in: no load per row.
+bool two(uint x) { return ((TWO >> x) & 1u) != 0u; }
+uint runStep(uint x) { return ((TWO >> (8u + x)) & 1u) != 0u ? 0u : 1u; }
+const uint BLOCK_ROWS = E / ROWLEN;
+
+// runStarts returns where input x's two runs would begin at row 0.
+uvec2 runStarts(uint x, uint ro[16]) {
+	uint s = runStep(x);
+	return uvec2(ro[0], ro[BLOCK_ROWS - 1u] - (BLOCK_ROWS - 1u) * s);
+}
+
+// inFirst reports whether row r of the block lies in input x's first run.
+bool inFirst(uint x, uint r, uint ro[16], uvec2 ab) {
+	return ro[r] == ab.x + r * runStep(x);
+}
+
 // rowChunk reads chunk ch of a MODE_ROWS block for input x (w-byte
 // elements): by vectors where the input runs on through the block's
 // rows from start, else from each row's value (rv, for an input
-// broadcast along the rows) or row by row from where each row begins
-// (ro): the vectors that hold a row's elements are read once, and each
-// element taken from them, not loaded alone (zoo-17 and zoo-23 in f32
-// ran in 0.67 and 0.72 of the time, in i8 0.49 and 0.57). Row and column
-// of each element are constants once the loops unroll.
-void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], out uvec4 r[8]) {
+// broadcast along the rows), as two runs (seg holds the rows of an
+// input broadcast in dimension 1), or row by row from where each row
+// begins (ro): the vectors that hold a row's elements are read once, and
+// each element taken from them, not loaded alone (zoo-17 and zoo-23 in
+// f32 ran in 0.67 and 0.72 of the time, in i8 0.49 and 0.57). Row and
+// column of each element are constants once the loops unroll.
+void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], uvec4 seg[2][8], out uvec4 r[8]) {
 	if (!broadcast(x, 0u) && ((GATHER >> x) & 1u) == 0u) {
 		load16(x, w, start + 16u * ch, r);
 		return;
 	}
 	for (uint k = 0u; k < w; k++) {
 		r[k] = uvec4(0u);
+	}
+	if (!broadcast(x, 0u) && two(x)) {
+		uvec2 ab = runStarts(x, ro);
+		[[unroll]] for (uint j = 0u; j < 16u; j++) {
+			uint e = 16u * ch + j;
+			uint c = e % ROWLEN;
+			put(r, w, j, inFirst(x, e / ROWLEN, ro, ab) ? elemOf(seg[0], w, c) : elemOf(seg[1], w, c));
+		}
+		return;
 	}
 	uvec4 rowv[8];
 	[[unroll]] for (uint j = 0u; j < 16u; j++) {
@@ -310,7 +352,7 @@ void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], ou
 			put(r, w, j, rv[row]);
 		} else {
 			if (j == 0u || e % ROWLEN == 0u) {
-				loadVecs(x, w, ro[row], (ROWLEN * w + 15u) / 16u, rowv);
+				loadVecs(x, w, ro[row], (ROWLEN * w + 15u) / 16u, false, rowv);
 			}
 			put(r, w, j, elemOf(rowv, w, e % ROWLEN));
 		}
@@ -319,21 +361,45 @@ void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], ou
 
 bool pushed(uint x);
 
+// runsOf reads the two runs of input x (w bytes wide) where its step is
+// 0, or it is broadcast along the rows, into seg, and then, in the
+// latter case, its value on each row into rv.
+void runsOf(uint x, uint w, uint ro[16], inout uvec2 rv[16], out uvec4 seg[2][8]) {
+	if (pushed(x) || !two(x)) {
+		return;
+	}
+	uvec2 ab = runStarts(x, ro);
+	// A row each for a step of 0, else the values of all the block's
+	// rows.
+	uint n = broadcast(x, 0u) ? (((BLOCK_ROWS - 1u) * runStep(x) + 1u) * w + 15u) / 16u : (ROWLEN * w + 15u) / 16u;
+	loadVecs(x, w, ab.x, n, true, seg[0]);
+	loadVecs(x, w, ab.y, n, true, seg[1]);
+	if (broadcast(x, 0u)) {
+		[[unroll]] for (uint r = 0u; r < 16u; r++) {
+			if (r < BLOCK_ROWS) {
+				uint c = r * runStep(x);
+				rv[r] = inFirst(x, r, ro, ab) ? elemOf(seg[0], w, c) : elemOf(seg[1], w, c);
+			}
+		}
+	}
+}
+
 // rowsOf reads what the rows of a MODE_ROWS block need, stepping the
 // multi-index coord (a row's start) and the offsets off row by row: for
-// each input that is broadcast along the rows and not pushed, its value
-// on each row (rv; ws[x] bytes wide), and for each, where each row
-// begins (ro).
+// each input, where each row begins (ro); for each that is broadcast
+// along the rows and not pushed, its value on each row (rv; ws[x] bytes
+// wide); for each read as two runs with a step of 0, the vectors of
+// each run's row (seg).
 void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv[NIN][16], out uint ro[NIN][16]) {
 	uint st[NIN][8];
 	strides(st);
 	[[unroll]] for (uint r = 0u; r < 16u; r++) {
-		if (r < E / ROWLEN) {
+		if (r < BLOCK_ROWS) {
 			for (uint x = 0u; x < NIN; x++) {
 				ro[x][r] = off[x];
-				rv[x][r] = broadcast(x, 0u) && !pushed(x) ? elemAt(x, ws[x], off[x]) : uvec2(0u);
+				rv[x][r] = broadcast(x, 0u) && !pushed(x) && !two(x) ? elemAt(x, ws[x], off[x]) : uvec2(0u);
 			}
-			if (r + 1u < E / ROWLEN) {
+			if (r + 1u < BLOCK_ROWS) {
 				advanceFrom(1u, coord, off, st);
 			}
 		}

@@ -30,7 +30,7 @@ layout(constant_id = 3) const uint PUSHED = 0; // bit x: operand x (a, b) is pc.
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
 layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x is broadcast in dim 0
-// constant_id 7 is MODE, 11 and 12 ROWLEN and GATHER: see elementwise.glsl.
+// constant_id 7 is MODE, 11 to 13 ROWLEN, GATHER and TWO: see elementwise.glsl.
 layout(constant_id = 8) const uint OP = 0;     // see the OP_ constants
 layout(constant_id = 9) const uint KEY = 0;    // how elements are read: see the KEY_ constants
 layout(constant_id = 10) const uint DETECT = 3; // is-inf: bit 0 -inf, bit 1 +inf
@@ -276,18 +276,21 @@ void rows(uint e0, uint coord[8], uint off[2]) {
 	uint start[2] = off;
 	uvec2 rv[2][16];
 	uint ro[2][16];
+	uvec4 seg[2][2][8];
 	rowsOf(uint[2](W, W), coord, off, rv, ro);
+	runsOf(0u, W, ro[0], rv[0], seg[0]);
+	runsOf(1u, W, ro[1], rv[1], seg[1]);
 	[[unroll]] for (uint ch = 0u; ch < CHUNKS; ch++) {
 		uvec4 av[8], bv[8];
 		if (pushed(0u)) {
 			for (uint k = 0u; k < W; k++) av[k] = splat(pc.scalar[0]);
 		} else {
-			rowChunk(0u, W, ch, start[0], rv[0], ro[0], av);
+			rowChunk(0u, W, ch, start[0], rv[0], ro[0], seg[0], av);
 		}
 		if (UNARY || pushed(1u)) {
 			for (uint k = 0u; k < W; k++) bv[k] = splat(pc.scalar[1]);
 		} else {
-			rowChunk(1u, W, ch, start[1], rv[1], ro[1], bv);
+			rowChunk(1u, W, ch, start[1], rv[1], ro[1], seg[1], bv);
 		}
 		storeVec(e0 / 16u, ch, chunkOp(av, bv));
 	}

@@ -34,7 +34,7 @@ layout(constant_id = 3) const uint PUSHED = 0; // bit 0: then is pc.scalar[0]; b
 layout(constant_id = 4) const uint CHUNKS = 1; // 16-element chunks per block
 layout(constant_id = 5) const uint ALIGNED = 0; // bit x: every vector load of operand x is 16-byte aligned
 layout(constant_id = 6) const uint INNER = 0;  // bit x: operand x (cond, then, else) is broadcast in dim 0
-// constant_id 7 is MODE, 11 and 12 ROWLEN and GATHER: see elementwise.glsl.
+// constant_id 7 is MODE, 11 to 13 ROWLEN, GATHER and TWO: see elementwise.glsl.
 
 const uint E = 16u * CHUNKS; // elements per block
 
@@ -122,20 +122,24 @@ void rows(uint e0, uint coord[8], uint off[3]) {
 	uint start[3] = off;
 	uvec2 rv[3][16];
 	uint ro[3][16];
+	uvec4 seg[3][2][8];
 	rowsOf(uint[3](1u, W, W), coord, off, rv, ro);
+	runsOf(0u, 1u, ro[0], rv[0], seg[0]);
+	runsOf(1u, W, ro[1], rv[1], seg[1]);
+	runsOf(2u, W, ro[2], rv[2], seg[2]);
 	[[unroll]] for (uint ch = 0u; ch < CHUNKS; ch++) {
 		uvec4 c[8], tv[8], ev[8];
-		rowChunk(0u, 1u, ch, start[0], rv[0], ro[0], c);
+		rowChunk(0u, 1u, ch, start[0], rv[0], ro[0], seg[0], c);
 		uvec4 f = W <= 2u ? flags(c[0]) : c[0];
 		if (pushed(1u)) {
 			for (uint k = 0u; k < W; k++) tv[k] = splat(pc.scalar[0]);
 		} else {
-			rowChunk(1u, W, ch, start[1], rv[1], ro[1], tv);
+			rowChunk(1u, W, ch, start[1], rv[1], ro[1], seg[1], tv);
 		}
 		if (pushed(2u)) {
 			for (uint k = 0u; k < W; k++) ev[k] = splat(pc.scalar[1]);
 		} else {
-			rowChunk(2u, W, ch, start[2], rv[2], ro[2], ev);
+			rowChunk(2u, W, ch, start[2], rv[2], ro[2], seg[2], ev);
 		}
 		for (uint k = 0u; k < W; k++) {
 			uvec4 m = laneMask(f, k);
