@@ -354,21 +354,28 @@ func (e *elementwise) gathered(s *span, ins int, g uint32) uint32 {
 
 // twoRuns returns the bit set of the inputs of span s that a modeRows
 // block of g elements reads as two runs (shaders/elementwise.glsl,
-// twoRuns): those not read by vectors, where the block's rows are no
-// more than dimension 1's, so that at most one of them starts it over;
-// and from bit 8, which of them are broadcast in dimension 1: the inputs
-// broadcast along the rows or in dimension 1. (Inputs whose rows run on
-// through dimension 1 read fewer vectors that way only for very short
-// rows, and more than doubled the size of the module.)
+// twoRuns), and from bit 8, which of them are broadcast in dimension 1:
+// of the inputs broadcast along the rows or in dimension 1, those whose
+// offsets keep one step from row to row (0 while the dimensions from 1
+// on are broadcast, 1 while they are not) for at least a block's rows,
+// so that no block sees two breaks. (Inputs whose rows run on through
+// dimension 1 read fewer vectors that way only for very short rows, and
+// more than doubled the size of the module.)
 func (e *elementwise) twoRuns(s *span, ins int, g uint32) uint32 {
-	if s.dims[1] < g/s.dims[0] {
-		return 0
-	}
 	var bits uint32
 	gather := e.gathered(s, ins, g)
+	blockRows := uint64(g / s.dims[0])
 	for x := range ins {
 		m := s.masks >> (8 * x)
-		if e.ts[x] != nil && (m&1 != 0 || gather>>x&1 != 0 && m&2 != 0) {
+		step0 := m&2 != 0
+		if e.ts[x] == nil || !(m&1 != 0 || gather>>x&1 != 0 && step0) {
+			continue
+		}
+		rows, d := uint64(1), 1
+		for ; d < s.rank && (m>>d&1 != 0) == step0; d++ {
+			rows *= uint64(s.dims[d])
+		}
+		if d == s.rank || rows >= blockRows {
 			bits |= 1<<x | (m>>1&1)<<(8+x)
 		}
 	}

@@ -15,7 +15,8 @@ import (
 // reads one: by vectors where it runs on through the block, once a row
 // where it is broadcast along the rows, and row by row otherwise
 // ([1, 1, l] and [b, 1, l]; [1, m, l] when m*l is no whole number of
-// blocks), as two runs where a block's rows are at most m. Three batches
+// blocks), as two runs where a block's rows are at most m ([b, m, 1] and
+// [1, m, 1] too, the first whatever m). Three batches
 // of m = 16 rows put every block in one batch; m = 5 make blocks cross
 // batches, too many times for two runs; m = 21 make some blocks cross
 // one, and [37, l] leaves the last block to the element path.
@@ -39,7 +40,8 @@ func TestRows(t *testing.T) {
 				}
 				row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
 				// cond, then and else; a mask op's two inputs are the first two.
-				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {one, rows, row}, {rows, col, row}}
+				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {one, rows, row}, {rows, col, row},
+					{{1, m, 1}, rows, row}}
 				for i, tr := range trios {
 					dt := widths[(i+li)%len(widths)]
 					a, x, y := tr[0], tr[1], tr[2]
