@@ -153,9 +153,12 @@ type elementwiseTuning struct {
 	// 1.65x as fast as lavapipe's counts (BenchmarkElementwiseTuning).
 	gpuChunks int
 	// rowsMin is the fewest elements of a piece that runs short rows in
-	// blocks of whole rows (modeRows). Its pipelines, one per row length,
-	// take lavapipe 100-220 ms to build, four to six times a block
-	// path's; the zoo's patterns of 4M-16M elements save 7-27 ms a call.
+	// blocks of whole rows (modeRows). Its pipelines, one per row length
+	// and way of reading the inputs, are slow to build: a first call of
+	// zoo-17 or zoo-23 with fresh caches took lavapipe 0.55-0.87 s,
+	// against 25-30 ms for a block path's pipeline; the zoo's patterns of
+	// 4M-16M elements save 7-27 ms a call, and the pipeline caches keep
+	// the pipelines from run to run.
 	rowsMin uint32
 }
 
@@ -291,7 +294,8 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		if g := e.rowGroup(&s, ins); g != 0 && n >= max(g, e.tuning.rowsMin) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
-			spec[11], spec[12], spec[13] = kd[0], e.gathered(&s, ins, g), e.twoRuns(&s, ins, g)
+			gather := e.gathered(&s, ins, g)
+			spec[11], spec[12], spec[13] = kd[0], gather, e.twoRuns(&s, ins, g, gather)
 			if err := launch(modeRows, 0, g); err != nil || n%g == 0 {
 				return err
 			}
@@ -355,15 +359,15 @@ func (e *elementwise) gathered(s *span, ins int, g uint32) uint32 {
 // twoRuns returns the bit set of the inputs of span s that a modeRows
 // block of g elements reads as two runs (shaders/elementwise.glsl,
 // twoRuns), and from bit 8, which of them are broadcast in dimension 1:
-// of the inputs broadcast along the rows or in dimension 1, those whose
+// of the inputs broadcast along the rows or, among those read row by row
+// (gather, as gathered returns it), in dimension 1, those whose
 // offsets keep one step from row to row (0 while the dimensions from 1
 // on are broadcast, 1 while they are not) for at least a block's rows,
 // so that no block sees two breaks. (Inputs whose rows run on through
 // dimension 1 read fewer vectors that way only for very short rows, and
 // more than doubled the size of the module.)
-func (e *elementwise) twoRuns(s *span, ins int, g uint32) uint32 {
+func (e *elementwise) twoRuns(s *span, ins int, g, gather uint32) uint32 {
 	var bits uint32
-	gather := e.gathered(s, ins, g)
 	blockRows := uint64(g / s.dims[0])
 	for x := range ins {
 		m := s.masks >> (8 * x)

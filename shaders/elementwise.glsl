@@ -295,14 +295,15 @@ uvec2 elemOf(uvec4 r[8], uint w, uint c) {
 	return uvec2((v >> (8u * (b & 3u))) & ((1u << (8u * w)) - 1u), 0u);
 }
 
-// twoRuns: where the block's rows are at most as many as the rows of
-// dimension 1 (the host sets bit x of TWO), at most one of them starts
-// dimension 1 over, so input x's offsets from row to row are two runs of
-// one step: 0 where x is broadcast in dimension 1 (its rows repeat), else
-// 1 where it is broadcast along the rows (its values on successive rows
-// lie side by side). Each run is read by vectors once a block, from where
-// it would begin at row 0 (clamped loads) or at the last row, and a row
-// takes its elements from the run it lies in: no load per row.
+// twoRuns: input x's offsets from row to row keep one step, 0 where x
+// is broadcast in dimension 1 (its rows repeat), else 1 where it is
+// broadcast along the rows (its values on successive rows lie side by
+// side), until a dimension from 1 on starts over where x's broadcast
+// changes. Where that takes at least a block's rows (the host sets bit x
+// of TWO), a block sees at most one such break, so its offsets are two
+// runs. Each run is read by vectors once a block, from where it would
+// begin at row 0 (clamped loads) or at the last row, and a row takes its
+// elements from the run it lies in: no load per row.
 bool two(uint x) { return ((TWO >> x) & 1u) != 0u; }
 uint runStep(uint x) { return ((TWO >> (8u + x)) & 1u) != 0u ? 0u : 1u; }
 const uint BLOCK_ROWS = E / ROWLEN;
@@ -387,9 +388,8 @@ void runsOf(uint x, uint w, uint ro[16], inout uvec2 rv[16], out uvec4 seg[2][8]
 // rowsOf reads what the rows of a MODE_ROWS block need, stepping the
 // multi-index coord (a row's start) and the offsets off row by row: for
 // each input, where each row begins (ro); for each that is broadcast
-// along the rows and not pushed, its value on each row (rv; ws[x] bytes
-// wide); for each read as two runs with a step of 0, the vectors of
-// each run's row (seg).
+// along the rows, not pushed and not read as two runs (runsOf reads
+// those), its value on each row (rv; ws[x] bytes wide).
 void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv[NIN][16], out uint ro[NIN][16]) {
 	uint st[NIN][8];
 	strides(st);
