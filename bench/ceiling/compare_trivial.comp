@@ -1,0 +1,3 @@
+#version 450
+#define TRIVIAL
+#include "compare.glsl"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# What lavapipe itself allows for the elementwise kernels' shape: times
+# the probes here and vkCmdCopyBuffer with the C harness of
+# ../shared/tools/lavapipe-ceiling (LPC to point elsewhere). The harness
+# fills 32M f32 (128 MiB). read reads them, 64 bytes an invocation as
+# the elementwise kernels do; read-loop 16 KiB an invocation, as the
+# reductions do; write writes as many bytes; copy and vkCmdCopyBuffer
+# copy them; compare takes their halves as 16M pairs and writes 16M
+# bools, as Less on f32 does (compare-xor: the same loads and stores,
+# an xor for the arithmetic).
+#
+#   bench/ceiling/run.sh [ROUNDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+lpc=${LPC:-$here/../../../shared/tools/lavapipe-ceiling/lpc}
+[ -x "$lpc" ] || { echo "run.sh: no C harness at $lpc (set LPC)" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for s in compare compare_trivial read read_loop write copy; do
+	glslc --target-env=vulkan1.1 -O -I "$here" -o "$out/$s.spv" "$here/$s.comp"
+done
+n=$((16 << 20))
+cases=()
+for _ in $(seq "${1:-3}"); do
+	cases+=(
+		"name=compare,kind=rd,mem=imgi,spv=$out/compare.spv,wg=256,epi=64"
+		"name=compare-xor,kind=rd,mem=imgi,spv=$out/compare_trivial.spv,wg=256,epi=64"
+		"name=read,kind=rd,mem=imgi,spv=$out/read.spv,wg=256,epi=16"
+		"name=read-loop,kind=rd,mem=imgi,spv=$out/read_loop.spv,wg=256,epi=4096"
+		"name=write,kind=wr,mem=imgi,spv=$out/write.spv,wg=256,epi=32"
+		"name=copy,kind=copy,mem=imgi,spv=$out/copy.spv,wg=256,epi=16"
+		"name=vkCmdCopyBuffer,kind=cmdcopy,epi=1"
+	)
+done
+"$lpc" --n $((2 * n)) --reps 9 "${cases[@]}" 2>&1 | grep -v '^{'
