@@ -379,6 +379,19 @@ func (c *Commands) Wait(timeout uint64) error {
 	return check("vkWaitForFences", vk.WaitForFences(c.d.h, 1, []vk.Fence{c.fence}, vk.True, timeout))
 }
 
+// Done reports, without blocking, whether the submitted batch has
+// completed.
+func (c *Commands) Done() (bool, error) {
+	switch r := vk.GetFenceStatus(c.d.h, c.fence); r {
+	case vk.Success:
+		return true, nil
+	case vk.NotReady:
+		return false, nil
+	default:
+		return false, check("vkGetFenceStatus", r)
+	}
+}
+
 // Reset readies a completed batch for recording again.
 func (c *Commands) Reset() error {
 	if err := check("vkResetFences", vk.ResetFences(c.d.h, 1, []vk.Fence{c.fence})); err != nil {

@@ -94,6 +94,9 @@ func TestFillCopy(t *testing.T) {
 	if err := c.Wait(1e10); err != nil {
 		t.Fatal(err)
 	}
+	if done, err := c.Done(); !done || err != nil {
+		t.Fatalf("Done after Wait = %v, %v; want true, nil", done, err)
+	}
 	got := dst.Mapped()
 	for i := range got {
 		want := byte(i * 7)
