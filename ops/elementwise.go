@@ -160,10 +160,18 @@ type elementwiseTuning struct {
 	// 4M-16M elements save 7-27 ms a call, and the pipeline caches keep
 	// the pipelines from run to run.
 	rowsMin uint32
+	// gpuRowsMax is the largest modeRows block a GPU takes. On an H100
+	// blocks of up to 144 elements (rows of 2-10, 12 and 14) ran 1.1-3.3x
+	// as fast as element by element, but those of 176 to 240 (rows of
+	// 11, 13 and 15) up to 7x as slow, zoo-23 among them.
+	gpuRowsMax uint32
 }
 
 // elementwiseRowsMin is the tunings' rowsMin: 4 MiB of f32.
 const elementwiseRowsMin = 1 << 20
+
+// elementwiseGPURowsMax is the tunings' gpuRowsMax.
+const elementwiseGPURowsMax = 144
 
 // chunksFor returns the chunks per invocation for elements of width bytes
 // on d.
@@ -172,6 +180,12 @@ func (t *elementwiseTuning) chunksFor(d *device.Device, width int) uint32 {
 		return uint32(t.chunks[width])
 	}
 	return uint32(t.gpuChunks)
+}
+
+// rowsFor reports whether a piece of n elements on d runs in blocks of g
+// whole rows (modeRows).
+func (t *elementwiseTuning) rowsFor(d *device.Device, n, g uint32) bool {
+	return g != 0 && n >= max(g, t.rowsMin) && (d.IsCPU() || g <= t.gpuRowsMax)
 }
 
 // elementwise is one run of an elementwise kernel: its operands (inputs,
@@ -291,7 +305,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			}
 			return launch(modeEdges, 0, elems)
 		}
-		if g := e.rowGroup(&s, ins); g != 0 && n >= max(g, e.tuning.rowsMin) {
+		if g := e.rowGroup(&s, ins); e.tuning.rowsFor(d, n, g) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
 			gather := e.gathered(&s, ins, g)

@@ -225,4 +225,4 @@ func measureMask(d *device.Device, v *variant, w int, c selectClass) (float64, e
 
 // maskTuning shapes the mask kernel's grid as selectTuning does
 // select's, with chunks by input element size.
-var maskTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 2, 8: 2}, gpuChunks: 1, rowsMin: elementwiseRowsMin}
+var maskTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 2, 8: 2}, gpuChunks: 1, rowsMin: elementwiseRowsMin, gpuRowsMax: elementwiseGPURowsMax}

@@ -232,7 +232,7 @@ func uintOfSize(w int) tensor.DType {
 // selectTuning shapes the select kernel's grid (elementwiseTuning): by
 // element size, chunks such that each invocation writes 64 bytes or more
 // (fewer chunks where rows of a whole number of chunks need them).
-var selectTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}, gpuChunks: 1, rowsMin: elementwiseRowsMin}
+var selectTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}, gpuChunks: 1, rowsMin: elementwiseRowsMin, gpuRowsMax: elementwiseGPURowsMax}
 
 // texelBytes, when nonzero, stands for the device's
 // maxTexelBufferElements in bytes of rgba32ui texels: tests shrink it to
