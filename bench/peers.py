@@ -30,6 +30,10 @@ rather than running the peers again.
 its --json output, given to `vkops bench --sweep --plot FILE --peers
 PEERS.json`, draws numpy and torch beside vkops.
 
+--cuda runs torch on the GPU instead (peer torch-cuda): its operands are
+resident there and each timed run ends in torch.cuda.synchronize(), so
+that a run counts the kernel, not only its launch.
+
 --zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
 --pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
 --pattern zoo --json`) it prints each pattern beside vkops, with the ratio of
@@ -49,11 +53,21 @@ try:
 except ImportError:  # numpy alone still gives a baseline
     torch = None
 
+# TORCH is the torch peer's name and device: "torch" on the CPU, or
+# "torch-cuda" with --cuda, where each timed run ends in a synchronize.
+TORCH, TORCH_DEVICE = "torch", "cpu"
+
 DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": None, "i8": np.int8, "bool": np.bool_}
 TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8", "bool": "bool"}
 
 
 def timeit(fn, runs):
+    if TORCH_DEVICE == "cuda":
+        call = fn
+
+        def fn():
+            call()
+            torch.cuda.synchronize()
     fn()
     fn()
     times = []
@@ -127,6 +141,11 @@ def reduce_data(shape, identity, sparse, rng):
     if sparse:
         data[rng.random(shape, dtype=np.float32) < 1 / 4096] = not identity
     return data
+
+
+def on_torch(x):
+    """x as a torch tensor on the torch peer's device."""
+    return torch.from_numpy(x).to(TORCH_DEVICE)
 
 
 def torch_reduce(fn, td, axes, keep):
@@ -203,14 +222,14 @@ def time_where(op, pattern, dname, cond, then, other, out_shape, runs):
         results.append(result("numpy", op, pattern, dname, out_shape, t, nbytes))
     if torch is not None:
         tdt = getattr(torch, TORCH_DTYPES[dname])
-        tc = torch.from_numpy(cond)
-        ta = (torch.from_numpy(then).to(tdt) if then is not None
-              else torch.tensor(scalar(dname, True), dtype=tdt))
-        tb = (torch.from_numpy(other).to(tdt) if other is not None
-              else torch.tensor(scalar(dname, False), dtype=tdt))
-        out = torch.empty(out_shape, dtype=tdt)
+        tc = on_torch(cond)
+        ta = (on_torch(then).to(tdt) if then is not None
+              else torch.tensor(scalar(dname, True), dtype=tdt, device=TORCH_DEVICE))
+        tb = (on_torch(other).to(tdt) if other is not None
+              else torch.tensor(scalar(dname, False), dtype=tdt, device=TORCH_DEVICE))
+        out = torch.empty(out_shape, dtype=tdt, device=TORCH_DEVICE)
         t = timeit(lambda: torch.where(tc, ta, tb, out=out), runs)
-        results.append(result("torch", op, pattern, dname, out_shape, t, nbytes))
+        results.append(result(TORCH, op, pattern, dname, out_shape, t, nbytes))
     return results
 
 
@@ -243,15 +262,15 @@ def run(args):
         t = timeit(np_fn, args.runs)
         results.append(result("numpy", op, pattern, dname, out.shape, t, nbytes))
         if torch is not None:
-            ta = torch.from_numpy(a)
-            tb = torch.from_numpy(b) if b is not None else None
-            tout = torch.from_numpy(out)
+            ta = on_torch(a)
+            tb = on_torch(b) if b is not None else None
+            tout = on_torch(out)
             # torch.isnan has no out=; it allocates, as a caller's would.
             t_fn = {"greater": lambda: torch.gt(ta, tb, out=tout),
                     "is-nan": lambda: torch.isnan(ta),
                     "logical-and": lambda: torch.logical_and(ta, tb, out=tout)}[op]
             t = timeit(t_fn, args.runs)
-            results.append(result("torch", op, pattern, dname, out.shape, t, nbytes))
+            results.append(result(TORCH, op, pattern, dname, out.shape, t, nbytes))
     for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
         if op not in args.ops:
             continue
@@ -262,10 +281,10 @@ def run(args):
             t = timeit(lambda: npfn(data, axis=axes, keepdims=keep), args.runs)
             results.append(result("numpy", op, pattern, "bool", shape, t, nbytes))
             if torch is not None:
-                td = torch.from_numpy(data)
+                td = on_torch(data)
                 fn = getattr(torch, tfn)
                 t = timeit(lambda: torch_reduce(fn, td, axes, keep), args.runs)
-                results.append(result("torch", op, pattern, "bool", shape, t, nbytes))
+                results.append(result(TORCH, op, pattern, "bool", shape, t, nbytes))
             del data
     return results
 
@@ -316,7 +335,8 @@ def zoo_side_by_side(vkops_runs, peer_runs):
     def key(r):
         return (r["pattern"], r["dtype"])
     peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("pattern", "").startswith("zoo-"))
-    print("| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | torch ms | faster peer / vkops |")
+    tp = torch_peer(peer_runs)
+    print(f"| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | {tp} ms | faster peer / vkops |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     ratios, fracs = [], []
     for k in order:
@@ -327,7 +347,7 @@ def zoo_side_by_side(vkops_runs, peer_runs):
         frac = statistics.median(r["fraction_of_copy"] for r in rs)
         cells = [f"{r0['op']}/{k[0]}/{k[1]}", str(r0["shape"]).replace(" ", ""), f"{gbps:.2f}", f"{frac:.2f}", f"{wall:.2f}"]
         best = math.inf
-        for peer in ("numpy", "torch"):
+        for peer in ("numpy", tp):
             ms = peers.get((peer,) + k)
             if ms:
                 m = statistics.median(ms)
@@ -346,6 +366,11 @@ def zoo_side_by_side(vkops_runs, peer_runs):
         fgeo = math.exp(sum(math.log(f) for f in fracs) / len(fracs))
         print(f"\nworst faster-peer / vkops: {worst[0]:.2f} ({worst[1][0]}/{worst[1][1]}); geometric mean {geo:.2f}; "
               f"of copy: worst {min(fracs):.2f}, geometric mean {fgeo:.2f}")
+
+
+def torch_peer(peer_runs):
+    """The torch peer's name in peer_runs: torch-cuda where it ran there."""
+    return "torch-cuda" if any(r["peer"] == "torch-cuda" for run in peer_runs for r in run) else "torch"
 
 
 def load(files):
@@ -374,7 +399,8 @@ def side_by_side(vkops_runs, peer_runs):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
     ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and")
     peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops)
-    print("| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | torch ms | torch / vkops |")
+    tp = torch_peer(peer_runs)
+    print(f"| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | {tp} ms | {tp} / vkops |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for k in order:
         rs = vk[k]
@@ -384,7 +410,7 @@ def side_by_side(vkops_runs, peer_runs):
         gbps, _ = spread([r["gbps"] for r in rs])
         frac, _ = spread([r["fraction_of_copy"] for r in rs])
         cells = [f"{op}/{pattern}/{dtype}{list(shape)}".replace(", ", " "), gpu, wall, gbps, frac]
-        for peer in ("numpy", "torch"):
+        for peer in ("numpy", tp):
             ms = peers.get((peer,) + k)
             if ms:
                 text, m = spread(ms)
@@ -400,6 +426,8 @@ def main():
     p.add_argument("--elems", type=int, default=1 << 24, help="elements of the select and where cases")
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--cuda", action="store_true",
+                   help="run torch on the GPU (peer torch-cuda), its data resident there, each run synchronized")
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
     p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and", help="comma-separated ops to run")
     p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
@@ -411,6 +439,11 @@ def main():
                    help="with --vkops, earlier `peers.py --json` outputs, one per run, instead of running now")
     args = p.parse_args()
     args.ops = args.ops.split(",")
+    if args.cuda:
+        if torch is None or not torch.cuda.is_available():
+            raise SystemExit("--cuda: torch sees no CUDA device")
+        global TORCH, TORCH_DEVICE
+        TORCH, TORCH_DEVICE = "torch-cuda", "cuda"
     for d in args.dtypes.split(","):
         if d not in DTYPES:
             raise SystemExit(f"unknown dtype {d!r} (want one of {', '.join(DTYPES)})")
@@ -433,7 +466,7 @@ def main():
         for r in results:
             print(json.dumps(r))
         return
-    print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'absent'}, {args.threads} threads")
+    print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'absent'} on {TORCH_DEVICE}, {args.threads} threads")
     print(f"{'peer':6} {'op':10} {'pattern':12} {'dtype':5} {'shape':22} {'ms':>9} {'GB/s':>7}")
     for r in results:
         print(f"{r['peer']:6} {r['op']:10} {r['pattern']:12} {r['dtype']:5} {str(r['shape']):22} "
