@@ -62,14 +62,19 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "i
 
 
 def timeit(fn, runs):
+    warm = 0.0
     if TORCH_DEVICE == "cuda":
         call = fn
 
         def fn():
             call()
             torch.cuda.synchronize()
+        warm = 0.2  # as vkops bench's GPUWarmup: the GPU's clocks rise first
     fn()
     fn()
+    end = time.perf_counter() + warm
+    while time.perf_counter() < end:
+        fn()
     times = []
     for _ in range(runs):
         t = time.perf_counter()

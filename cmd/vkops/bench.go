@@ -39,7 +39,7 @@ func runBench(e *env, args []string) error {
 		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
 		bench.MinSize, bench.MaxSize, sweepMax))
 	runs := fs.Int("runs", 7, "timed runs per case")
-	warmup := fs.Int("warmup", 2, "untimed runs per case before the timed ones")
+	warmup := fs.Int("warmup", 2, fmt.Sprintf("untimed runs per case before the timed ones (on a GPU, for %v at least)", bench.GPUWarmup))
 	compare := fs.Bool("compare", false, "also run cpuref on each op case: its time, the speedup, and a bit-exact check")
 	asJSON := fs.Bool("json", false, "print one JSON object per case (and one with op \"overhead\")")
 	sweep := fs.Bool("sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
@@ -305,7 +305,11 @@ func (r *report) header(d *device.Device, warmup, runs int) {
 		return
 	}
 	fmt.Fprintf(r.w, "device: %s\n", d)
-	fmt.Fprintf(r.w, "%d warm-up and %d timed runs per case; ms are medians, spread = max - min; gpu from timestamps\n", warmup, runs)
+	warm := fmt.Sprintf("%d warm-up", warmup)
+	if !d.IsCPU() {
+		warm += fmt.Sprintf(" (%v at least)", bench.GPUWarmup)
+	}
+	fmt.Fprintf(r.w, "%s and %d timed runs per case; ms are medians, spread = max - min; gpu from timestamps\n", warm, runs)
 	fmt.Fprintf(r.w, "GB/s: bytes read + written over gpu time; copy: vkCmdCopyBuffer moving the same bytes; of copy: GB/s / copy\n\n")
 	fmt.Fprintf(r.w, "%-*s %9s %8s %9s %8s %7s %7s %7s", r.width, "case", "gpu ms", "spread", "wall ms", "spread", "GB/s", "copy", "of copy")
 	if r.compare {
