@@ -108,3 +108,63 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShortRows measures select on rows of 3 to 15 f32 elements in
+// blocks of whole rows (modeRows) and element by element, in two
+// patterns: then read once a row and else's rows repeating (zoo-23's),
+// and cond and else read once a row (zoo-20's). It logs both device
+// times, best of four, for each row length; it is how gpuRowsMax was
+// chosen:
+//
+//	go test ./ops -run '^$' -bench ShortRows -benchtime 1x -v
+func BenchmarkShortRows(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	rng := rand.New(rand.NewPCG(5, 5))
+	upload := func(dt tensor.DType, shape ...int) *device.Tensor {
+		x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { x.Free() })
+		return x
+	}
+	saved := selectTuning
+	defer func() { selectTuning = saved }()
+	// measure runs select with modeRows everywhere or nowhere.
+	measure := func(cond, then, els *device.Tensor, rows bool) float64 {
+		selectTuning = saved
+		selectTuning.rowsMin, selectTuning.gpuRowsMax = 0, 240
+		if !rows {
+			selectTuning.rowsMin = 1 << 31
+		}
+		best := 0.0
+		for i := range 5 { // the first builds the pipelines
+			ns, err := d.GPUTime(func() error {
+				y, err := Select(cond, then, els)
+				if err == nil {
+					y.Free()
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if i > 0 && (best == 0 || ns < best) {
+				best = ns
+			}
+		}
+		return best
+	}
+	const n = 8 << 20
+	for range b.N {
+		for k := 3; k < 16; k++ {
+			r := n / (31 * 29 * k)
+			c1, t1, e1 := upload(tensor.Bool), upload(tensor.F32, r, 31, 29, 1), upload(tensor.F32, 1, 31, 1, k)
+			r = n / (100 * k)
+			c2, t2, e2 := upload(tensor.Bool, r, 100, 1), upload(tensor.F32, r, 100, k), upload(tensor.F32, r, 100, 1)
+			b.Logf("rows of %2d (blocks of %3d): like zoo-23, by elements %.1f us, modeRows %.1f us; like zoo-20, %.1f us and %.1f us",
+				k, 16*k/int(reduceGCD(uint64(k), 16)), measure(c1, t1, e1, false)/1e3, measure(c1, t1, e1, true)/1e3,
+				measure(c2, t2, e2, false)/1e3, measure(c2, t2, e2, true)/1e3)
+		}
+	}
+}
