@@ -21,14 +21,7 @@ import (
 func BenchmarkElementwiseTuning(b *testing.B) {
 	d := devtest.Open(b, device.Options{})
 	rng := rand.New(rand.NewPCG(4, 4))
-	upload := func(dt tensor.DType, shape ...int) *device.Tensor {
-		x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { x.Free() })
-		return x
-	}
+	upload := func(dt tensor.DType, shape ...int) *device.Tensor { return benchUpload(b, d, rng, dt, shape...) }
 	const n, rows, cols = 1 << 24, 1 << 14, 1 << 10
 	cond, f32a, f32b, i8a, i8b := upload(tensor.Bool, n), upload(tensor.F32, n), upload(tensor.F32, n), upload(tensor.I8, n), upload(tensor.I8, n)
 	condRow, f32Row, f32Mat := upload(tensor.Bool, cols), upload(tensor.F32, cols), upload(tensor.F32, rows, cols)
@@ -61,23 +54,7 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 		if tu != nil {
 			selectTuning, maskTuning = *tu, *tu
 		}
-		best := 0.0
-		for i := range 4 { // the first builds the pipelines
-			ns, err := d.GPUTime(func() error {
-				y, err := run()
-				if err == nil {
-					y.Free()
-				}
-				return err
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if i > 0 && (best == 0 || ns < best) {
-				best = ns
-			}
-		}
-		return best
+		return fastestGPUTime(b, d, run)
 	}
 	for range b.N {
 		for _, c := range cases {
@@ -113,21 +90,14 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 // blocks of whole rows (modeRows) and element by element, in two
 // patterns: then read once a row and else's rows repeating (zoo-23's),
 // and cond and else read once a row (zoo-20's). It logs both device
-// times, best of four, for each row length; it is how gpuRowsMax was
+// times, the fastest of three, for each row length; it is how gpuRowsMax was
 // chosen:
 //
 //	go test ./ops -run '^$' -bench ShortRows -benchtime 1x -v
 func BenchmarkShortRows(b *testing.B) {
 	d := devtest.Open(b, device.Options{})
 	rng := rand.New(rand.NewPCG(5, 5))
-	upload := func(dt tensor.DType, shape ...int) *device.Tensor {
-		x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { x.Free() })
-		return x
-	}
+	upload := func(dt tensor.DType, shape ...int) *device.Tensor { return benchUpload(b, d, rng, dt, shape...) }
 	saved := selectTuning
 	defer func() { selectTuning = saved }()
 	// measure runs select with modeRows everywhere or nowhere.
@@ -137,23 +107,7 @@ func BenchmarkShortRows(b *testing.B) {
 		if !rows {
 			selectTuning.rowsMin = 1 << 31
 		}
-		best := 0.0
-		for i := range 5 { // the first builds the pipelines
-			ns, err := d.GPUTime(func() error {
-				y, err := Select(cond, then, els)
-				if err == nil {
-					y.Free()
-				}
-				return err
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if i > 0 && (best == 0 || ns < best) {
-				best = ns
-			}
-		}
-		return best
+		return fastestGPUTime(b, d, func() (*device.Tensor, error) { return Select(cond, then, els) })
 	}
 	const n = 8 << 20
 	for range b.N {
@@ -167,4 +121,36 @@ func BenchmarkShortRows(b *testing.B) {
 				measure(c2, t2, e2, false)/1e3, measure(c2, t2, e2, true)/1e3)
 		}
 	}
+}
+
+// benchUpload returns a tensor of random dt values on d, freed when b ends.
+func benchUpload(b *testing.B, d *device.Device, rng *rand.Rand, dt tensor.DType, shape ...int) *device.Tensor {
+	x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Free() })
+	return x
+}
+
+// fastestGPUTime returns the least device time of run in three runs,
+// after one that builds its pipelines.
+func fastestGPUTime(b *testing.B, d *device.Device, run func() (*device.Tensor, error)) float64 {
+	best := 0.0
+	for i := range 4 {
+		ns, err := d.GPUTime(func() error {
+			y, err := run()
+			if err == nil {
+				y.Free()
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i > 0 && (best == 0 || ns < best) {
+			best = ns
+		}
+	}
+	return best
 }
