@@ -53,8 +53,8 @@ func (c *Case) HasRef() bool { return c.check != nil }
 
 // Options configure Run.
 type Options struct {
-	// Warmup is the runs before timing; default 2. On a GPU, warm-up
-	// also lasts GPUWarmup at least.
+	// Warmup is the runs before timing; default 2. Warm-up also lasts
+	// WarmupTime(d) at least.
 	Warmup int
 	Runs   int // timed runs; default 7
 	// Compare also checks each case that has a cpuref form (HasRef)
@@ -106,6 +106,15 @@ type Result struct {
 // warm-up runs, and 0.057 ms run alone; the copy beside it varied 3.5x.
 const GPUWarmup = 200 * time.Millisecond
 
+// WarmupTime is the shortest warm-up on d: GPUWarmup on a GPU, none on a
+// CPU device.
+func WarmupTime(d *device.Device) time.Duration {
+	if d.IsCPU() {
+		return 0
+	}
+	return GPUWarmup
+}
+
 // Run measures c on d.
 func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	if opts.Warmup <= 0 {
@@ -126,10 +135,7 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 		}
 		return d.Sync()
 	}
-	warm := time.Now()
-	if !d.IsCPU() {
-		warm = warm.Add(GPUWarmup)
-	}
+	warm := time.Now().Add(WarmupTime(d))
 	for i := 0; i < opts.Warmup || time.Now().Before(warm); i++ {
 		if err := once(); err != nil {
 			return res, fmt.Errorf("bench %s: %w", c.Name(), err)

@@ -306,8 +306,8 @@ func (r *report) header(d *device.Device, warmup, runs int) {
 	}
 	fmt.Fprintf(r.w, "device: %s\n", d)
 	warm := fmt.Sprintf("%d warm-up", warmup)
-	if !d.IsCPU() {
-		warm += fmt.Sprintf(" (%v at least)", bench.GPUWarmup)
+	if w := bench.WarmupTime(d); w > 0 {
+		warm += fmt.Sprintf(" (%v at least)", w)
 	}
 	fmt.Fprintf(r.w, "%s and %d timed runs per case; ms are medians, spread = max - min; gpu from timestamps\n", warm, runs)
 	fmt.Fprintf(r.w, "GB/s: bytes read + written over gpu time; copy: vkCmdCopyBuffer moving the same bytes; of copy: GB/s / copy\n\n")
