@@ -445,10 +445,11 @@ const measureBytes = 16 << 20
 // where pages are smaller (tests' tiny pages would make it thousands of
 // dispatches), in class c: same-shape operands, or the first input
 // broadcast along rows and the last along columns ([r, 1] and [1, k]
-// against [r, k], with rows k of up to 1024 elements). It returns the
-// fastest of five timed runs after one that builds the pipeline: other
-// work on the machine only ever slows a run down, and on a CPU driver it
-// comes in bursts.
+// against [r, k], with rows k of up to 1024 elements). An input of type
+// tensor.Invalid is pushed: it has no tensor, and its ts entry is nil.
+// It returns the fastest of five timed runs after one that builds the
+// pipeline: other work on the machine only ever slows a run down, and on
+// a CPU driver it comes in bursts.
 func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run func(l *layout, ts *[maxOperands]*device.Tensor) error) (float64, error) {
 	w := 1
 	for _, dt := range dts {
@@ -459,12 +460,19 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run
 	out := tensor.Shape{n / k, k}
 	ins := len(dts) - 1
 	shapes := make([]tensor.Shape, ins)
+	last := ins - 1
+	for dts[last] == tensor.Invalid {
+		last--
+	}
 	for x := range shapes {
-		shapes[x] = out
-		if c == selectBroadcast && x == 0 {
+		switch {
+		case dts[x] == tensor.Invalid:
+		case c == selectBroadcast && x == 0:
 			shapes[x] = tensor.Shape{n / k, 1}
-		} else if c == selectBroadcast && x == ins-1 {
+		case c == selectBroadcast && x == last:
 			shapes[x] = tensor.Shape{1, k}
+		default:
+			shapes[x] = out
 		}
 	}
 	var ts [maxOperands]*device.Tensor
@@ -474,6 +482,9 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run
 		}
 	}()
 	for x, dt := range dts {
+		if dt == tensor.Invalid {
+			continue
+		}
 		s := out
 		if x < ins {
 			s = shapes[x]
