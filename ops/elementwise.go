@@ -437,11 +437,17 @@ func elementwiseFamilies(op string, variants func(w int) []*variant,
 // measureBytes is the size of each operand in the runs that
 // measureElementwise times: large enough that a dispatch's fixed cost is
 // small beside it, small enough that measuring every variant of a family
-// on first use takes a fraction of a second on lavapipe.
-const measureBytes = 16 << 20
+// on first use takes a fraction of a second on lavapipe. A GPU measures
+// gpuMeasureBytes: on an H100, 16 MiB took about 10 us, most of it fixed
+// cost, and hid a 1.5x difference in how variants store.
+const (
+	measureBytes    = 16 << 20
+	gpuMeasureBytes = 64 << 20
+)
 
 // measureElementwise times run on d over operands of types dts (inputs,
-// then the output) of measureBytes of the widest elements, or a page
+// then the output) of measureBytes of the widest elements (on a GPU,
+// gpuMeasureBytes), or a page
 // where pages are smaller (tests' tiny pages would make it thousands of
 // dispatches), in class c: same-shape operands, or the first input
 // broadcast along rows and the last along columns ([r, 1] and [1, k]
@@ -455,7 +461,11 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run
 	for _, dt := range dts {
 		w = max(w, dt.Size())
 	}
-	n := int(min(measureBytes, d.PageSize())) / w
+	size := uint64(measureBytes)
+	if !d.IsCPU() {
+		size = gpuMeasureBytes
+	}
+	n := int(min(size, d.PageSize())) / w
 	k := min(n, 1024)
 	out := tensor.Shape{n / k, k}
 	ins := len(dts) - 1

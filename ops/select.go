@@ -215,25 +215,29 @@ var selectFamilies = elementwiseFamilies("select", func(int) []*variant { return
 
 // measureSelect times v on d as measureElementwise does, over w-byte
 // elements: a select of three tensors, which mostly loads, plus one with
-// then and else pushed, as Where's scalars are, which mostly stores. A GPU
-// may tie variants on the first and not on the second: on an H100, f32
-// with scalars took 0.085 ms with 16-byte stores and 0.055 ms with the
-// 32-byte stores of texel64, three tensors 0.084 ms with either.
+// then and else pushed, as Where's scalars are, which mostly stores,
+// its time scaled to the bytes of the first so that both weigh alike. A
+// GPU may tie variants on the first and not on the second: on an H100,
+// f32 with scalars took 0.085 ms with 16-byte stores and 0.055 ms with
+// the 32-byte stores of texel64, three tensors 0.084 ms with either.
 func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
 	dt := uintOfSize(w)
-	var total float64
-	for _, dts := range [][]tensor.DType{{tensor.Bool, dt, dt, dt}, {tensor.Bool, tensor.Invalid, tensor.Invalid, dt}} {
-		ns, err := measureElementwise(d, dts, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
+	run := func(dts ...tensor.DType) (float64, error) {
+		return measureElementwise(d, dts, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
 			e := selectRun(ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]})
 			e.v = v
 			return e.dispatch(d, l)
 		})
-		if err != nil {
-			return 0, err
-		}
-		total += ns
 	}
-	return total, nil
+	loads, err := run(tensor.Bool, dt, dt, dt)
+	if err != nil {
+		return 0, err
+	}
+	stores, err := run(tensor.Bool, tensor.Invalid, tensor.Invalid, dt)
+	if err != nil {
+		return 0, err
+	}
+	return loads + stores*float64(1+3*w)/float64(1+w), nil
 }
 
 // uintOfSize returns the unsigned integer type of w bytes.
