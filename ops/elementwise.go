@@ -447,15 +447,14 @@ const (
 
 // measureElementwise times run on d over operands of types dts (inputs,
 // then the output) of measureBytes of the widest elements (on a GPU,
-// gpuMeasureBytes), or a page
-// where pages are smaller (tests' tiny pages would make it thousands of
-// dispatches), in class c: same-shape operands, or the first input
-// broadcast along rows and the last along columns ([r, 1] and [1, k]
-// against [r, k], with rows k of up to 1024 elements). An input of type
-// tensor.Invalid is pushed: it has no tensor, and its ts entry is nil.
-// It returns the fastest of five timed runs after one that builds the
-// pipeline: other work on the machine only ever slows a run down, and on
-// a CPU driver it comes in bursts.
+// gpuMeasureBytes), or a page where pages are smaller (tests' tiny pages
+// would make it thousands of dispatches), in class c: same-shape
+// operands, or the first input broadcast along rows and the last tensor
+// along columns ([r, 1] and [1, k] against [r, k], with rows k of up to
+// 1024 elements). An input of type tensor.Invalid is pushed: it has no
+// tensor, and its ts entry is nil. It returns the fastest of five timed
+// runs after one that builds the pipeline: other work on the machine
+// only ever slows a run down, and on a CPU driver it comes in bursts.
 func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run func(l *layout, ts *[maxOperands]*device.Tensor) error) (float64, error) {
 	w := 1
 	for _, dt := range dts {
@@ -471,7 +470,7 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c selectClass, run
 	ins := len(dts) - 1
 	shapes := make([]tensor.Shape, ins)
 	last := ins - 1
-	for dts[last] == tensor.Invalid {
+	for last > 0 && dts[last] == tensor.Invalid {
 		last--
 	}
 	for x := range shapes {

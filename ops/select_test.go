@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -120,6 +121,27 @@ func TestSelectTuning(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMeasureSelect times every select family's variants as a first use
+// on a device without driver defaults would, over pages of 64 KiB, both
+// its runs included: the one with then and else pushed binds no tensor
+// for them.
+func TestMeasureSelect(t *testing.T) {
+	d := devtest.Open(t, device.Options{PageSize: 64 << 10})
+	for _, w := range []int{1, 2, 4, 8} {
+		for c := range selectClasses {
+			for _, v := range selectVariants {
+				if !v.eligible(d) {
+					continue
+				}
+				ns, err := measureSelect(d, v, w, c)
+				if err != nil || !(ns > 0) || math.IsInf(ns, 0) {
+					t.Errorf("w%d/%v/%s: %v ns, %v", w, c, v.name, ns, err)
+				}
+			}
+		}
+	}
 }
 
 // TestSelectTexelSpan stands in a limit of 4 KiB for the device's
