@@ -33,7 +33,7 @@ func runBench(e *env, args []string) error {
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
 		"reduce-or and reduce-and are bool, transfers u8")
 	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, or zoo: "+
-		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes (default: all but the zoo)")
+		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes, or one of them, such as zoo-06 (default: all but the zoo)")
 	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
 	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
 		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
@@ -185,6 +185,9 @@ type picker struct {
 func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
 	p := &picker{dtypes: bench.DefaultDTypes}
 	known := append(bench.Suite(bench.MinSize, tensor.DTypes), &bench.Case{Op: "select", Pattern: "zoo"})
+	for _, z := range bench.ZooPatterns() {
+		known = append(known, &bench.Case{Op: z.Op, Pattern: z.Name})
+	}
 	var err error
 	if p.ops, err = pickNames("op", opList, known, func(c *bench.Case) string { return c.Op }); err != nil {
 		return nil, err
@@ -251,24 +254,22 @@ func patternOf(c *bench.Case) string {
 	return c.Pattern
 }
 
-// cases returns the picked cases at size n, and the zoo's when zoo is
-// picked and first is set: the zoo has sizes of its own.
+// cases returns the picked cases at size n, and the zoo's when zoo or one
+// of its patterns is picked and first is set: the zoo has sizes of its
+// own.
 func (p *picker) cases(n int, first bool) []*bench.Case {
 	var out []*bench.Case
 	all := bench.Suite(n, p.dtypes)
-	if first && p.patterns["zoo"] {
+	if first && (p.patterns["zoo"] || slices.ContainsFunc(bench.ZooPatterns(), func(z bench.ZooPattern) bool { return p.patterns[z.Name] })) {
 		for _, dt := range p.dtypes {
 			all = append(all, bench.Zoo(dt)...)
 		}
 	}
 	for _, c := range all {
-		pattern := patternOf(c)
-		if bench.IsZoo(c) {
-			pattern = "zoo"
-		}
+		zoo := bench.IsZoo(c)
 		switch {
-		case p.ops != nil && !p.ops[c.Op] && !(pattern == "zoo" && p.ops["select"]):
-		case p.patterns != nil && !p.patterns[pattern]:
+		case p.ops != nil && !p.ops[c.Op] && !(zoo && p.ops["select"]):
+		case p.patterns != nil && !p.patterns[patternOf(c)] && !(zoo && p.patterns["zoo"]):
 		case p.dtypeSet != nil && !p.dtypeSet[c.DType]:
 		case p.shape != nil && !p.shape.Equal(c.Shape):
 		default:

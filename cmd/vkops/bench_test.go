@@ -73,6 +73,19 @@ func TestBenchTable(t *testing.T) {
 	}
 }
 
+// --pattern picks one zoo pattern by name, at its own size.
+func TestBenchZooPattern(t *testing.T) {
+	out := benchRun(t, "--op", "select", "--pattern", "zoo-06", "--dtype", "i8", "--runs", "1", "--warmup", "1",
+		"--compare", "--json", "--overhead=false")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &v); err != nil {
+		t.Fatalf("want one JSON line: %v\n%s", err, out)
+	}
+	if v["pattern"] != "zoo-06" || v["dtype"] != "i8" || v["agree"] != true {
+		t.Errorf("want zoo-06 on i8, agreeing with cpuref: %s", out)
+	}
+}
+
 // --sweep runs each size from 1024 up to --size in powers of 4 and
 // draws the plot, with the peers' lines that --peers gives; piped, it
 // prints no progress bar.
@@ -110,6 +123,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"--op", "select,"},
 		{"--dtype", "f31"},
 		{"--pattern", "diagonal"},
+		{"--pattern", "zoo-99"},
 		{"--shape", "4096,x"},
 		{"--shape", "0,4"},
 		{"--shape", ","},
