@@ -123,6 +123,61 @@ func TestMultiPage(t *testing.T) {
 	}
 }
 
+// TestFillPeek fills tensors of one and several pages, with staged and
+// unified memory, and peeks at them: Peek reads a tensor only on a unified
+// device with no write pending, and never waits.
+func TestFillPeek(t *testing.T) {
+	for _, staging := range []bool{false, true} {
+		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		for _, n := range []int{1, 3, 1024, 1025, 3001} {
+			x, err := d.Empty(tensor.U16, tensor.Shape{n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Free()
+			if err := d.Fill(x, 0xbeefbeef); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, x.Bytes())
+			if x.Peek(buf) {
+				t.Errorf("staging=%v n=%d: Peek read a tensor whose fill is pending", staging, n)
+			}
+			got, err := x.Download()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(got.Data); i += 2 {
+				if got.Data[i] != 0xef || got.Data[i+1] != 0xbe {
+					t.Fatalf("staging=%v n=%d: element %d is %#x after a fill with 0xbeef", staging, n, i/2, got.Data[i:i+2])
+				}
+			}
+			ok := x.Peek(buf)
+			if ok != d.Unified() {
+				t.Errorf("staging=%v n=%d: Peek after the fill completed = %v on a device with Unified %v", staging, n, ok, d.Unified())
+			}
+			if ok && !bytes.Equal(buf, got.Data) {
+				t.Errorf("staging=%v n=%d: Peek read other bytes than Download", staging, n)
+			}
+			if x.Peek(buf[1:]) {
+				t.Errorf("staging=%v n=%d: Peek into a buffer of the wrong size", staging, n)
+			}
+		}
+	}
+	d := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []uint32{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Free()
+	var buf [4]byte
+	if x.Peek(buf[:]) {
+		t.Error("Peek read a freed tensor")
+	}
+	if err := d.Fill(x, 0); !errors.Is(err, device.ErrFreed) {
+		t.Errorf("Fill of a freed tensor: %v, want ErrFreed", err)
+	}
+}
+
 // A 300 MiB tensor is larger than lavapipe's maxStorageBufferRange (128
 // MiB): it must still round-trip bit-exactly.
 func TestLargeTensor(t *testing.T) {

@@ -227,6 +227,29 @@ func (t *Tensor) Read(dst []byte) error {
 	return t.unstage(dst)
 }
 
+// Peek copies the tensor's bytes into dst, which must be Bytes long, if
+// the host can read them at once: on a unified device, with no write of
+// the tensor pending. Otherwise, or if the tensor cannot be used, it
+// returns false and dst is unchanged. It never waits, so an op may ask
+// what a small operand holds, such as a one-element cond, without
+// leaving the device's stream of work.
+func (t *Tensor) Peek(dst []byte) bool {
+	if t == nil || t.d == nil || uint64(len(dst)) != t.bytes {
+		return false
+	}
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if t.usable() != nil || !d.unified || t.lastWrite != nil && (!t.lastWrite.done || t.lastWrite.err != nil) {
+		return false
+	}
+	for i, s := range t.pages {
+		lo := uint64(i) * d.pageSize
+		copy(dst[lo:min(lo+d.pageSize, t.bytes)], s.buf.Mapped()[s.off:])
+	}
+	return true
+}
+
 // Mapped returns the tensor's own memory, for a tensor of one page on a
 // unified device, once the work that writes it has finished: a zero-copy
 // view, valid until the tensor is written again or freed. ok is false
@@ -369,6 +392,35 @@ func (t *Tensor) unstage(dst []byte) error {
 	for i, st := range bufs {
 		lo := uint64(i) * d.pageSize
 		copy(dst[lo:min(lo+d.pageSize, t.bytes)], st.Mapped())
+	}
+	return nil
+}
+
+// Fill records a fill of dst with copies of a 32-bit word
+// (vkCmdFillBuffer), such as four copies of a byte or two of a 16-bit
+// element.
+func (d *Device) Fill(dst *Tensor, word uint32) error {
+	if err := dst.check(); err != nil {
+		return err
+	}
+	if dst.d != d {
+		return usagef(ErrMisuse, "device: fill of a tensor of another device")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := dst.usable(); err != nil {
+		return err
+	}
+	for i, s := range dst.pages {
+		b, err := d.stream.recording()
+		if err != nil {
+			return err
+		}
+		lo := uint64(i) * d.pageSize
+		size := (min(d.pageSize, dst.bytes-lo) + 15) &^ 15
+		d.stream.order(b, access{dst, lo, lo + size, true})
+		b.cmds.Fill(s.buf, s.off, size, word)
+		dst.lastUse, dst.lastWrite = b.res, b.res
 	}
 	return nil
 }
