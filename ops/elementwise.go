@@ -129,9 +129,16 @@ func newElementwise(op string, d *device.Device, dt tensor.DType, out tensor.Sha
 	return res, nil
 }
 
-// run picks e's variant from families, by its width and l's class, and
-// fills the output over l.
+// run fills the output directly where e can (direct), else over l with
+// e's variant, picked from families by its width and l's class.
 func (e *elementwise) run(d *device.Device, l *layout, families *[9][selectClasses]*family) error {
+	// A forced variant runs its kernel everywhere, so that tests of it
+	// reach every plan.
+	if e.direct != nil && forced() == "" {
+		if done, err := e.direct(e, d); done || err != nil {
+			return err
+		}
+	}
 	v, err := families[e.width][elementwiseClass(l, &e.ts)].pick(d)
 	if err != nil {
 		return err
@@ -201,6 +208,9 @@ type elementwise struct {
 	v      *variant
 	spec   [3]uint32
 	nspec  int
+	// direct, where an op has one, fills the output without a kernel
+	// when the operands allow it, and reports whether it did.
+	direct func(e *elementwise, d *device.Device) (bool, error)
 }
 
 // dispatch fills the output over layout l, one dispatch per piece, or

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -169,7 +170,58 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 		bits:   [2]uint64{a.bits, b.bits},
 		width:  w,
 		tuning: &selectTuning,
+		direct: selectDirect,
 	}
+}
+
+// selectDirect fills the output of select run e without a kernel where
+// cond is one element whose value the host can read at once
+// (device.Tensor.Peek): the output is then the operand cond picks,
+// broadcast. One that holds every element is copied (vkCmdCopyBuffer),
+// a scalar filled (vkCmdFillBuffer); on lavapipe both run as memcpy and
+// memset, faster than any kernel there (BENCHMARKS.md, "One-element
+// conds"). Other broadcasts, and 8-byte scalars whose halves differ,
+// take the kernel.
+func selectDirect(e *elementwise, d *device.Device) (bool, error) {
+	cond, res := e.ts[0], e.ts[3]
+	var c [1]byte
+	if cond.Len() != 1 || !cond.Peek(c[:]) {
+		return false, nil
+	}
+	x := 2
+	if c[0] != 0 {
+		x = 1
+	}
+	t, bits := e.ts[x], e.bits[x-1]
+	if t != nil && t.Len() == res.Len() {
+		return true, d.Copy(res, t)
+	}
+	if t != nil {
+		var b [8]byte
+		if t.Len() != 1 || !t.Peek(b[:e.width]) {
+			return false, nil
+		}
+		bits = binary.LittleEndian.Uint64(b[:])
+	}
+	word, ok := fillWord(bits, e.width)
+	if !ok {
+		return false, nil
+	}
+	return true, d.Fill(res, word)
+}
+
+// fillWord returns the 32-bit word that repeats an element of w bytes
+// with these bits, and false for an 8-byte element whose halves differ.
+func fillWord(bits uint64, w int) (uint32, bool) {
+	switch w {
+	case 1:
+		return uint32(bits&0xff) * 0x01010101, true
+	case 2:
+		return uint32(bits&0xffff) * 0x00010001, true
+	case 4:
+		return uint32(bits), true
+	}
+	return uint32(bits), uint32(bits) == uint32(bits>>32)
 }
 
 // The select kernels are shaders/select*.comp, one source compiled once

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -260,5 +261,128 @@ func TestSelectRank(t *testing.T) {
 	const want = "select: the broadcast needs 9 dimensions after merging adjacent ones, more than the 8 the kernels support"
 	if y, err := Select(ts[0], ts[1], ts[2]); err == nil || err.Error() != want {
 		t.Errorf("rank 9: got %v, %v; want %q", y, err, want)
+	}
+}
+
+// TestSelectDirect runs selects and wheres whose cond holds one element,
+// which copy or fill the output without a kernel where the host can read
+// cond (selectDirect), against cpuref, and checks which way each went: a
+// kernel's dispatch can be captured, a copy or fill cannot.
+func TestSelectDirect(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(5, 6))
+	out := tensor.Shape{37, 129}
+	upload := func(h *tensor.Host) *device.Tensor {
+		x, err := d.Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(x.Free)
+		return x
+	}
+	// An 8-byte element whose halves differ cannot be a fill's word.
+	one := func(dt tensor.DType, same bool) *tensor.Host {
+		h := randomHost(rng, dt, tensor.Shape{1})
+		if dt.Size() == 8 {
+			copy(h.Data[4:], h.Data[:4])
+			if !same {
+				h.Data[4] = ^h.Data[0]
+			}
+		}
+		return h
+	}
+	type directCase struct {
+		name      string
+		then, els *tensor.Host
+		direct    bool // whether no kernel runs
+	}
+	for _, dt := range []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64} {
+		for _, c := range []byte{0, 1, 0x80} {
+			cond := &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{c}}
+			full := randomHost(rng, dt, out)
+			cases := []directCase{
+				{"full, full", full, randomHost(rng, dt, out), true},
+				{"full, one", full, one(dt, true), true},
+				{"one, full", one(dt, true), full, true},
+				{"row, full", randomHost(rng, dt, tensor.Shape{129}), full, c == 0},
+				{"full, column", full, randomHost(rng, dt, tensor.Shape{37, 1}), c != 0},
+			}
+			if dt.Size() == 8 {
+				cases = append(cases, directCase{"halves differ, full", one(dt, false), full, c == 0})
+			}
+			for _, k := range cases {
+				name := fmt.Sprintf("%v, cond %#x, then and else %s", dt, c, k.name)
+				want, err := cpuref.Select(cond, k.then, k.els, "numpy")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ct, tt, et := upload(cond), upload(k.then), upload(k.els)
+				var y *device.Tensor
+				_, err = d.Capture(func() error {
+					var err error
+					y, err = Select(ct, tt, et)
+					return err
+				})
+				if y == nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if direct := err != nil; direct != k.direct {
+					t.Errorf("%s: ran without a kernel = %v, want %v (%v)", name, direct, k.direct, err)
+				}
+				checkAgainst(t, name, y, want)
+			}
+			// Where's pushed scalars are filled as one-element tensors are.
+			var bits [8]byte
+			copy(bits[:], one(dt, true).Data)
+			s := tensor.Scalar{DType: dt, Bits: binary.LittleEndian.Uint64(bits[:])}
+			want, err := cpuref.Where(cond, cpuref.Operand{T: full}, cpuref.Operand{S: &s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct, ft := upload(cond), upload(full)
+			var y *device.Tensor
+			if _, err := d.Capture(func() error {
+				var err error
+				y, err = Where(ct, ft, s)
+				return err
+			}); y == nil || err == nil {
+				t.Fatalf("where %v cond %#x: got %v, %v; want a result and no dispatch", dt, c, y, err)
+			}
+			checkAgainst(t, fmt.Sprintf("where %v cond %#x", dt, c), y, want)
+		}
+	}
+	// A cond written by work still pending is not read: the kernel runs.
+	c := upload(&tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{1}, Data: []byte{0}})
+	x := upload(randomHost(rng, tensor.F32, out))
+	notC, err := LogicalNot(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notC.Free()
+	var y *device.Tensor
+	if _, err := d.Capture(func() error {
+		var err error
+		y, err = Select(notC, x, x)
+		return err
+	}); err != nil {
+		t.Fatalf("select on a cond still being written: %v", err)
+	}
+	want, err := x.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainst(t, "cond still being written", y, want)
+}
+
+// checkAgainst fails t unless y holds want's bytes, and frees y.
+func checkAgainst(t *testing.T, name string, y *device.Tensor, want *tensor.Host) {
+	t.Helper()
+	defer y.Free()
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Shape.Equal(want.Shape) || !bytes.Equal(got.Data, want.Data) {
+		t.Errorf("%s: got %v, differs from cpuref's %v", name, got.Shape, want.Shape)
 	}
 }
