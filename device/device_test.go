@@ -178,6 +178,50 @@ func TestFillPeek(t *testing.T) {
 	}
 }
 
+// TestTile tiles tensors of odd sizes across pages, staged and unified,
+// and refuses a tile that does not fit a whole number of times.
+func TestTile(t *testing.T) {
+	for _, staging := range []bool{false, true} {
+		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		for _, c := range []struct{ src, copies int }{{1, 1}, {1, 5000}, {3, 1}, {7, 1001}, {1500, 7}, {4097, 3}} {
+			h := randomHost(t, tensor.U8, tensor.Shape{c.src}, uint64(c.src))
+			x, err := d.Upload(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Free()
+			y, err := d.Empty(tensor.U8, tensor.Shape{c.copies, c.src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer y.Free()
+			if err := d.Tile(y, x); err != nil {
+				t.Fatal(err)
+			}
+			got, err := y.Download()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := bytes.Repeat(h.Data, c.copies); !bytes.Equal(got.Data, want) {
+				t.Errorf("staging=%v: %d copies of %d bytes differ", staging, c.copies, c.src)
+			}
+		}
+		x, err := d.Empty(tensor.U8, tensor.Shape{3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Free()
+		y, err := d.Empty(tensor.U8, tensor.Shape{10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer y.Free()
+		if err := d.Tile(y, x); !errors.Is(err, device.ErrSize) {
+			t.Errorf("tile of 3 bytes into 10: %v, want ErrSize", err)
+		}
+	}
+}
+
 // A 300 MiB tensor is larger than lavapipe's maxStorageBufferRange (128
 // MiB): it must still round-trip bit-exactly.
 func TestLargeTensor(t *testing.T) {

@@ -425,6 +425,64 @@ func (d *Device) Fill(dst *Tensor, word uint32) error {
 	return nil
 }
 
+// Tile records copies of src's bytes into dst, end to end, until dst is
+// full; dst must hold a whole number of them. The first comes from src,
+// and each later copy doubles what dst holds, so n copies take about
+// log2(n) copy commands (vkCmdCopyBuffer), each after a barrier.
+func (d *Device) Tile(dst, src *Tensor) error {
+	if err := dst.check(); err != nil {
+		return err
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	if dst.d != d || src.d != d {
+		return usagef(ErrMisuse, "device: tile between tensors of different devices")
+	}
+	if src.bytes == 0 || dst.bytes%src.bytes != 0 {
+		return usagef(ErrSize, "device: tile of %v (%d bytes) into %v (%d bytes), not a whole number of copies", src, src.bytes, dst, dst.bytes)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := src.usable(); err != nil {
+		return err
+	}
+	if err := dst.usable(); err != nil {
+		return err
+	}
+	if err := d.copyBytes(dst, 0, src, 0, src.bytes); err != nil {
+		return err
+	}
+	for k := src.bytes; k < dst.bytes; {
+		n := min(k, dst.bytes-k)
+		if err := d.copyBytes(dst, k, dst, 0, n); err != nil {
+			return err
+		}
+		k += n
+	}
+	return nil
+}
+
+// copyBytes records a copy of bytes [from, from+n) of src to [at, at+n)
+// of dst, one command for each part that lies in one page of both; d.mu
+// must be held.
+func (d *Device) copyBytes(dst *Tensor, at uint64, src *Tensor, from, n uint64) error {
+	for n > 0 {
+		sp, dp := src.pages[from/d.pageSize], dst.pages[at/d.pageSize]
+		so, do := from%d.pageSize, at%d.pageSize
+		m := min(n, d.pageSize-so, d.pageSize-do)
+		b, err := d.stream.recording()
+		if err != nil {
+			return err
+		}
+		d.stream.order(b, access{src, from, from + m, false}, access{dst, at, at + m, true})
+		b.cmds.Copy(dp.buf, dp.off+do, sp.buf, sp.off+so, m)
+		src.lastUse, dst.lastUse, dst.lastWrite = b.res, b.res, b.res
+		from, at, n = from+m, at+m, n-m
+	}
+	return nil
+}
+
 // Copy records a copy of src's bytes into dst (vkCmdCopyBuffer); both must
 // hold the same number of bytes.
 func (d *Device) Copy(dst, src *Tensor) error {
