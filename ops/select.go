@@ -177,11 +177,12 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 // selectDirect fills the output of select run e without a kernel where
 // cond is one element whose value the host can read at once
 // (device.Tensor.Peek): the output is then the operand cond picks,
-// broadcast. One that holds every element is copied (vkCmdCopyBuffer),
-// a scalar filled (vkCmdFillBuffer); on lavapipe both run as memcpy and
-// memset, faster than any kernel there (BENCHMARKS.md, "One-element
-// conds"). Other broadcasts, and 8-byte scalars whose halves differ,
-// take the kernel.
+// broadcast. One that holds every element is copied (vkCmdCopyBuffer), a
+// scalar filled (vkCmdFillBuffer), and one broadcast only along outer
+// axes, such as a row over every row, tiled (device.Device.Tile); on
+// lavapipe these run as memcpy and memset, 2 to 4 times as fast as the
+// kernel (BENCHMARKS.md, "One-element conds"). Other broadcasts, and
+// pushed 8-byte scalars whose halves differ, take the kernel.
 func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 	cond, res := e.ts[0], e.ts[3]
 	var c [1]byte
@@ -193,21 +194,34 @@ func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 		x = 1
 	}
 	t, bits := e.ts[x], e.bits[x-1]
-	if t != nil && t.Len() == res.Len() {
+	switch {
+	case t == nil:
+	case t.Len() == res.Len():
 		return true, d.Copy(res, t)
-	}
-	if t != nil {
+	case t.Len() == 1:
 		var b [8]byte
-		if t.Len() != 1 || !t.Peek(b[:e.width]) {
+		if !t.Peek(b[:e.width]) {
 			return false, nil
 		}
 		bits = binary.LittleEndian.Uint64(b[:])
 	}
-	word, ok := fillWord(bits, e.width)
-	if !ok {
-		return false, nil
+	if word, ok := fillWord(bits, e.width); ok && (t == nil || t.Len() == 1) {
+		return true, d.Fill(res, word)
 	}
-	return true, d.Fill(res, word)
+	if t != nil && repeats(t.Dims(), res.Dims()) {
+		return true, d.Tile(res, t)
+	}
+	return false, nil
+}
+
+// repeats reports whether an operand of shape src, broadcast to out,
+// is its elements over and over: its shape, past leading ones, is out's
+// innermost dimensions.
+func repeats(src, out tensor.Shape) bool {
+	for len(src) > 0 && src[0] == 1 {
+		src = src[1:]
+	}
+	return len(src) <= len(out) && src.Equal(out[len(out)-len(src):])
 }
 
 // fillWord returns the 32-bit word that repeats an element of w bytes

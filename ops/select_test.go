@@ -304,11 +304,12 @@ func TestSelectDirect(t *testing.T) {
 				{"full, full", full, randomHost(rng, dt, out), true},
 				{"full, one", full, one(dt, true), true},
 				{"one, full", one(dt, true), full, true},
-				{"row, full", randomHost(rng, dt, tensor.Shape{129}), full, c == 0},
+				{"row, full", randomHost(rng, dt, tensor.Shape{1, 129}), full, true},
 				{"full, column", full, randomHost(rng, dt, tensor.Shape{37, 1}), c != 0},
+				{"column, row", randomHost(rng, dt, tensor.Shape{37, 1}), randomHost(rng, dt, tensor.Shape{129}), c == 0},
 			}
 			if dt.Size() == 8 {
-				cases = append(cases, directCase{"halves differ, full", one(dt, false), full, c == 0})
+				cases = append(cases, directCase{"halves differ, full", one(dt, false), full, true})
 			}
 			for _, k := range cases {
 				name := fmt.Sprintf("%v, cond %#x, then and else %s", dt, c, k.name)
@@ -331,24 +332,32 @@ func TestSelectDirect(t *testing.T) {
 				}
 				checkAgainst(t, name, y, want)
 			}
-			// Where's pushed scalars are filled as one-element tensors are.
-			var bits [8]byte
-			copy(bits[:], one(dt, true).Data)
-			s := tensor.Scalar{DType: dt, Bits: binary.LittleEndian.Uint64(bits[:])}
-			want, err := cpuref.Where(cond, cpuref.Operand{T: full}, cpuref.Operand{S: &s})
-			if err != nil {
-				t.Fatal(err)
+			// Where's pushed scalars are filled as one-element tensors
+			// are, but for 8-byte ones whose halves differ.
+			for _, same := range []bool{true, false} {
+				var bits [8]byte
+				copy(bits[:], one(dt, same).Data)
+				s := tensor.Scalar{DType: dt, Bits: binary.LittleEndian.Uint64(bits[:])}
+				want, err := cpuref.Where(cond, cpuref.Operand{T: full}, cpuref.Operand{S: &s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ct, ft := upload(cond), upload(full)
+				var y *device.Tensor
+				_, err = d.Capture(func() error {
+					var err error
+					y, err = Where(ct, ft, s)
+					return err
+				})
+				name := fmt.Sprintf("where %v, cond %#x, scalar bits %#x", dt, c, s.Bits)
+				if y == nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if direct, want := err != nil, c != 0 || same || dt.Size() < 8; direct != want {
+					t.Errorf("%s: ran without a kernel = %v, want %v (%v)", name, direct, want, err)
+				}
+				checkAgainst(t, name, y, want)
 			}
-			ct, ft := upload(cond), upload(full)
-			var y *device.Tensor
-			if _, err := d.Capture(func() error {
-				var err error
-				y, err = Where(ct, ft, s)
-				return err
-			}); y == nil || err == nil {
-				t.Fatalf("where %v cond %#x: got %v, %v; want a result and no dispatch", dt, c, y, err)
-			}
-			checkAgainst(t, fmt.Sprintf("where %v cond %#x", dt, c), y, want)
 		}
 	}
 	// A cond written by work still pending is not read: the kernel runs.
