@@ -430,14 +430,8 @@ func (d *Device) Fill(dst *Tensor, word uint32) error {
 // and each later copy doubles what dst holds, so n copies take about
 // log2(n) copy commands (vkCmdCopyBuffer), each after a barrier.
 func (d *Device) Tile(dst, src *Tensor) error {
-	if err := dst.check(); err != nil {
+	if err := d.checkPair("tile", dst, src); err != nil {
 		return err
-	}
-	if err := src.check(); err != nil {
-		return err
-	}
-	if dst.d != d || src.d != d {
-		return usagef(ErrMisuse, "device: tile between tensors of different devices")
 	}
 	if src.bytes == 0 || dst.bytes%src.bytes != 0 {
 		return usagef(ErrSize, "device: tile of %v (%d bytes) into %v (%d bytes), not a whole number of copies", src, src.bytes, dst, dst.bytes)
@@ -459,6 +453,21 @@ func (d *Device) Tile(dst, src *Tensor) error {
 			return err
 		}
 		k += n
+	}
+	return nil
+}
+
+// checkPair checks the tensors of a copy command (op) on d: neither
+// nil, both d's.
+func (d *Device) checkPair(op string, dst, src *Tensor) error {
+	if err := dst.check(); err != nil {
+		return err
+	}
+	if err := src.check(); err != nil {
+		return err
+	}
+	if dst.d != d || src.d != d {
+		return usagef(ErrMisuse, "device: %s between tensors of different devices", op)
 	}
 	return nil
 }
@@ -486,14 +495,8 @@ func (d *Device) copyBytes(dst *Tensor, at uint64, src *Tensor, from, n uint64) 
 // Copy records a copy of src's bytes into dst (vkCmdCopyBuffer); both must
 // hold the same number of bytes.
 func (d *Device) Copy(dst, src *Tensor) error {
-	if err := dst.check(); err != nil {
+	if err := d.checkPair("copy", dst, src); err != nil {
 		return err
-	}
-	if err := src.check(); err != nil {
-		return err
-	}
-	if dst.d != d || src.d != d {
-		return usagef(ErrMisuse, "device: copy between tensors of different devices")
 	}
 	if dst.bytes != src.bytes {
 		return usagef(ErrSize, "device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
