@@ -180,9 +180,10 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 // broadcast. One that holds every element is copied (vkCmdCopyBuffer), a
 // scalar filled (vkCmdFillBuffer), and one broadcast only along outer
 // axes, such as a row over every row, tiled (device.Device.Tile); on
-// lavapipe these run as memcpy and memset, 2 to 4 times as fast as the
-// kernel (BENCHMARKS.md, "One-element conds"). Other broadcasts, and
-// pushed 8-byte scalars whose halves differ, take the kernel.
+// lavapipe these run as memcpy and memset, 2.5 times as fast as the
+// kernel in geometric mean (BENCHMARKS.md, "One-element conds"). Other
+// broadcasts, and pushed 8-byte scalars whose halves differ, take the
+// kernel.
 func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 	cond, res := e.ts[0], e.ts[3]
 	var c [1]byte
@@ -194,18 +195,16 @@ func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 		x = 1
 	}
 	t, bits := e.ts[x], e.bits[x-1]
-	switch {
-	case t == nil:
-	case t.Len() == res.Len():
+	if t != nil && t.Len() == res.Len() {
 		return true, d.Copy(res, t)
-	case t.Len() == 1:
+	}
+	known := t == nil // the scalar's bits
+	if t != nil && t.Len() == 1 {
 		var b [8]byte
-		if !t.Peek(b[:e.width]) {
-			return false, nil
-		}
+		known = t.Peek(b[:e.width])
 		bits = binary.LittleEndian.Uint64(b[:])
 	}
-	if word, ok := fillWord(bits, e.width); ok && (t == nil || t.Len() == 1) {
+	if word, ok := fillWord(bits, e.width); ok && known {
 		return true, d.Fill(res, word)
 	}
 	if t != nil && repeats(t.Dims(), res.Dims()) {

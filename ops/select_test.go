@@ -381,6 +381,27 @@ func TestSelectDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAgainst(t, "cond still being written", y, want)
+	// A one-element pick still being written is tiled, not filled.
+	yes := &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{1}}
+	bools := randomHost(rng, tensor.Bool, out)
+	notC, err = LogicalNot(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notC.Free()
+	yt, bt := upload(yes), upload(bools)
+	if _, err := d.Capture(func() error {
+		var err error
+		y, err = Select(yt, notC, bt)
+		return err
+	}); y == nil || err == nil {
+		t.Fatalf("select of a pick still being written: got %v, %v; want a result and no dispatch", y, err)
+	}
+	want, err = cpuref.Select(yes, &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{1}, Data: []byte{1}}, bools, "numpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainst(t, "pick still being written", y, want)
 }
 
 // checkAgainst fails t unless y holds want's bytes, and frees y.
