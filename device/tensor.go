@@ -218,13 +218,19 @@ func (t *Tensor) Read(dst []byte) error {
 		return nil
 	}
 	if d.unified {
-		for i, s := range t.pages {
-			lo := uint64(i) * d.pageSize
-			copy(dst[lo:min(lo+d.pageSize, t.bytes)], s.buf.Mapped()[s.off:])
-		}
+		t.readMapped(dst)
 		return nil
 	}
 	return t.unstage(dst)
+}
+
+// readMapped copies the bytes of a tensor on a unified device into dst,
+// which is Bytes long.
+func (t *Tensor) readMapped(dst []byte) {
+	for i, s := range t.pages {
+		lo := uint64(i) * t.d.pageSize
+		copy(dst[lo:min(lo+t.d.pageSize, t.bytes)], s.buf.Mapped()[s.off:])
+	}
 }
 
 // Peek copies the tensor's bytes into dst, which must be Bytes long, if
@@ -243,10 +249,7 @@ func (t *Tensor) Peek(dst []byte) bool {
 	if t.usable() != nil || !d.unified || t.lastWrite != nil && (!t.lastWrite.done || t.lastWrite.err != nil) {
 		return false
 	}
-	for i, s := range t.pages {
-		lo := uint64(i) * d.pageSize
-		copy(dst[lo:min(lo+d.pageSize, t.bytes)], s.buf.Mapped()[s.off:])
-	}
+	t.readMapped(dst)
 	return true
 }
 
@@ -436,6 +439,11 @@ func (d *Device) Tile(dst, src *Tensor) error {
 	if src.bytes == 0 || dst.bytes%src.bytes != 0 {
 		return usagef(ErrSize, "device: tile of %v (%d bytes) into %v (%d bytes), not a whole number of copies", src, src.bytes, dst, dst.bytes)
 	}
+	return d.tile(dst, src)
+}
+
+// tile records what Tile and Copy do, once their tensors are checked.
+func (d *Device) tile(dst, src *Tensor) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := src.usable(); err != nil {
@@ -501,25 +509,5 @@ func (d *Device) Copy(dst, src *Tensor) error {
 	if dst.bytes != src.bytes {
 		return usagef(ErrSize, "device: copy of %v (%d bytes) into %v (%d bytes)", src, src.bytes, dst, dst.bytes)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := src.usable(); err != nil {
-		return err
-	}
-	if err := dst.usable(); err != nil {
-		return err
-	}
-	for i := range src.pages {
-		s, t := src.pages[i], dst.pages[i]
-		b, err := d.stream.recording()
-		if err != nil {
-			return err
-		}
-		lo := uint64(i) * d.pageSize
-		size := (min(d.pageSize, src.bytes-lo) + 15) &^ 15
-		d.stream.order(b, access{src, lo, lo + size, false}, access{dst, lo, lo + size, true})
-		b.cmds.Copy(t.buf, t.off, s.buf, s.off, size)
-		src.lastUse, dst.lastUse, dst.lastWrite = b.res, b.res, b.res
-	}
-	return nil
+	return d.tile(dst, src)
 }
