@@ -177,9 +177,9 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 // selectDirect fills the output of select run e without a kernel where
 // cond is one element whose value the host can read at once
 // (device.Tensor.Peek): the output is then the operand cond picks,
-// broadcast. One that holds every element is copied (vkCmdCopyBuffer), a
-// scalar filled (vkCmdFillBuffer), and one broadcast only along outer
-// axes, such as a row over every row, tiled (device.Device.Tile); on
+// broadcast. A scalar is filled (vkCmdFillBuffer), and an operand
+// broadcast only along outer axes, such as a row over every row, tiled
+// (device.Device.Tile): one that holds every element is one copy. On
 // lavapipe these run as memcpy and memset, 2.5 times as fast as the
 // kernel in geometric mean (BENCHMARKS.md, "One-element conds"). Other
 // broadcasts, and pushed 8-byte scalars whose halves differ, take the
@@ -195,10 +195,7 @@ func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 		x = 1
 	}
 	t, bits := e.ts[x], e.bits[x-1]
-	if t != nil && t.Len() == res.Len() {
-		return true, d.Copy(res, t)
-	}
-	known := t == nil // the scalar's bits
+	known := t == nil // whether bits holds the picked value
 	if t != nil && t.Len() == 1 {
 		var b [8]byte
 		known = t.Peek(b[:e.width])
