@@ -178,6 +178,7 @@ type picker struct {
 	dtypes        []tensor.DType
 	dtypeSet      map[tensor.DType]bool
 	shape         tensor.Shape
+	zoo           bool // the zoo's cases are picked: all of it, or patterns of it by name
 }
 
 // newPicker checks the flags against the cases that exist, so that a
@@ -195,6 +196,7 @@ func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
 	if p.patterns, err = pickNames("pattern", patList, known, patternOf); err != nil {
 		return nil, err
 	}
+	p.zoo = p.patterns["zoo"] || slices.ContainsFunc(known, func(c *bench.Case) bool { return bench.IsZoo(c) && p.patterns[c.Pattern] })
 	if dtList != "" {
 		p.dtypes, p.dtypeSet = nil, map[tensor.DType]bool{}
 		for _, s := range strings.Split(dtList, ",") {
@@ -260,7 +262,7 @@ func patternOf(c *bench.Case) string {
 func (p *picker) cases(n int, first bool) []*bench.Case {
 	var out []*bench.Case
 	all := bench.Suite(n, p.dtypes)
-	if first && (p.patterns["zoo"] || slices.ContainsFunc(bench.ZooPatterns(), func(z bench.ZooPattern) bool { return p.patterns[z.Name] })) {
+	if first && p.zoo {
 		for _, dt := range p.dtypes {
 			all = append(all, bench.Zoo(dt)...)
 		}
