@@ -32,8 +32,6 @@ var (
 	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", 13), needs: reduceHasSubgroup}
 	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, 16)}
 	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", 16), needs: reduceHasTexels}
-
-	reduceFillKernel = kernel("reduce_fill", 1, 3)
 )
 
 // reduceClass is the plan class of a dispatch: its variant is chosen,
@@ -346,27 +344,15 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 	return nil
 }
 
-// fill sets every byte of t to the identity, page by page.
+// fill sets every byte of t to the identity (vkCmdFillBuffer: on
+// lavapipe a memset, cheaper than a dispatch).
 func (r *reducer) fill(t *device.Tensor) error {
-	page := r.d.PageSize()
-	for lo := uint64(0); lo < t.Bytes(); lo += page {
-		a, _, err := t.Window(lo, min(lo+page, t.Bytes()))
-		if err != nil {
-			return err
-		}
-		a.Write = true
-		j := reduceJob{k: reduceFillKernel, plan: reducePlan{n: a.Size / 16}, args: [2]device.Arg{a}, nargs: 1}
-		j.plan.setPush(0, 0, r.identity())
-		if err := r.dispatch(&j); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.d.Fill(t, r.identity())
 }
 
 // dispatch records j over enough workgroups for its invocations, which
-// the first two push constants count and lay out. Every kernel but the
-// fill takes the group size and AND before the plan's spec constants.
+// the first two push constants count and lay out. Every kernel takes
+// the group size and AND before the plan's spec constants.
 func (r *reducer) dispatch(j *reduceJob) error {
 	pl := &j.plan
 	if !fitsU32(pl.n) {
@@ -381,8 +367,5 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
 	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), b2u(r.and)}
 	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
-	if j.k == reduceFillKernel {
-		n = 1
-	}
 	return r.d.Dispatch(j.k, spec[:n], j.args[:j.nargs], push, grid)
 }

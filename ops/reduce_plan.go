@@ -48,8 +48,8 @@ var reduceTuning = reduceTune{
 	// accumulators no longer fit in registers.
 	vecs: 8,
 	// Splitting a dispatch's units makes them share output words: a fill
-	// dispatch first, which costs lavapipe more than one thread reading
-	// this much.
+	// and a barrier first, which cost lavapipe more than one thread
+	// reading this much.
 	minSplit: 256 << 10,
 	// Regrouping rows costs a second pass, a dispatch and a temporary:
 	// worth it from a MiB. ([8192,1537] over axis 0 ran 3.5x faster.)
@@ -343,7 +343,7 @@ func (ps reducePass) inner() bool { return ps.c == 1 }
 // covers and the length to split. It returns the count and the length of
 // each part, a multiple of align. Units are split only when they are a
 // quarter of target or fewer: with more, which would be split two or
-// three ways, lavapipe gained less than the fill dispatch that shared
+// three ways, lavapipe gained less than the fill and barrier that shared
 // outputs need cost ([256,256,256] over axis 1 ran in 0.9x the time
 // unsplit).
 func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen uint64) {

@@ -282,7 +282,7 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{4096, 5}, []bool{false, true}, "inner [4096 5 1] perInv 204 chunks 1 path 4"},
 		{tensor.Shape{1, 4096}, []bool{true, false}, "inner [4096 1 1] perInv 1024 chunks 1 path 4"},
 		// A small last pass is not split, nor many units: that would cost
-		// a fill dispatch.
+		// a fill and a barrier.
 		{tensor.Shape{256, 256, 256}, []bool{true, false, true},
 			"inner [65536 256 1] perInv 16 chunks 1 path 3; outer [1 256 256] vec true perInv 8 blocks 1"},
 		{tensor.Shape{256, 256, 256}, []bool{false, true, false}, "outer [256 256 256] vec true perInv 8 blocks 1"},
