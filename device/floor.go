@@ -59,6 +59,10 @@ func (d *Device) Capture(f func() error) (*Replay, error) {
 	return r, nil
 }
 
+// Kernel returns the kernel of the captured dispatch: which of an op's
+// paths ran, for tests.
+func (r *Replay) Kernel() *Kernel { return r.k }
+
 // Time records n copies of the captured dispatch into one command buffer,
 // each pushing its bindings or binding a descriptor set of its own as
 // Dispatch does (Options.Descriptors), chained by
