@@ -174,16 +174,17 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 	}
 }
 
-// selectDirect fills the output of select run e without a kernel where
-// cond is one element whose value the host can read at once
+// selectDirect fills the output of select run e without the select
+// kernel where cond is one element whose value the host can read at once
 // (device.Tensor.Peek): the output is then the operand cond picks,
 // broadcast. A scalar is filled (vkCmdFillBuffer), and an operand
 // broadcast only along outer axes, such as a row over every row, tiled
 // (device.Device.Tile): one that holds every element is one copy. On
 // lavapipe these run as memcpy and memset, 2.5 times as fast as the
-// kernel in geometric mean (BENCHMARKS.md, "One-element conds"). Other
-// broadcasts, and pushed 8-byte scalars whose halves differ, take the
-// kernel.
+// kernel in geometric mean (BENCHMARKS.md, "One-element conds"). An
+// operand broadcast only along inner axes, such as a column, is expanded
+// where that beats the kernel (expandWins). Other broadcasts, and pushed
+// 8-byte scalars whose halves differ, take the kernel.
 func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 	cond, res := e.ts[0], e.ts[3]
 	var c [1]byte
@@ -204,8 +205,14 @@ func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 	if word, ok := fillWord(bits, e.width); ok && known {
 		return true, d.Fill(res, word)
 	}
-	if t != nil && repeats(t.Dims(), res.Dims()) {
+	if t == nil {
+		return false, nil
+	}
+	if repeats(t.Dims(), res.Dims()) {
 		return true, d.Tile(res, t)
+	}
+	if r, ok := rowsOf(t.Dims(), res.Dims()); ok && expandWins(r, e.width) {
+		return expand(d, expandKernel(d), res, t, r, e.width)
 	}
 	return false, nil
 }

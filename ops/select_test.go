@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -265,9 +266,10 @@ func TestSelectRank(t *testing.T) {
 }
 
 // TestSelectDirect runs selects and wheres whose cond holds one element,
-// which copy or fill the output without a kernel where the host can read
+// which copy, fill or expand the picked operand where the host can read
 // cond (selectDirect), against cpuref, and checks which way each went: a
-// kernel's dispatch can be captured, a copy or fill cannot.
+// kernel's dispatch can be captured, and which kernel it was, a copy or
+// fill cannot.
 func TestSelectDirect(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -294,22 +296,38 @@ func TestSelectDirect(t *testing.T) {
 	type directCase struct {
 		name      string
 		then, els *tensor.Host
-		direct    bool // whether no kernel runs
+		path      string // "copy" (or fill, or tile), "expand" or "kernel"
 	}
 	for _, dt := range []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64} {
 		for _, c := range []byte{0, 1, 0x80} {
 			cond := &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{c}}
 			full := randomHost(rng, dt, out)
+			// A column picked is expanded where expand beats the
+			// kernel: rows of 129 elements up to 4 bytes.
+			column := "kernel"
+			if dt.Size() <= 4 {
+				column = "expand"
+			}
+			pick := func(then, els string) string {
+				if c != 0 {
+					return then
+				}
+				return els
+			}
 			cases := []directCase{
-				{"full, full", full, randomHost(rng, dt, out), true},
-				{"full, one", full, one(dt, true), true},
-				{"one, full", one(dt, true), full, true},
-				{"row, full", randomHost(rng, dt, tensor.Shape{1, 129}), full, true},
-				{"full, column", full, randomHost(rng, dt, tensor.Shape{37, 1}), c != 0},
-				{"column, row", randomHost(rng, dt, tensor.Shape{37, 1}), randomHost(rng, dt, tensor.Shape{129}), c == 0},
+				{"full, full", full, randomHost(rng, dt, out), "copy"},
+				{"full, one", full, one(dt, true), "copy"},
+				{"one, full", one(dt, true), full, "copy"},
+				{"row, full", randomHost(rng, dt, tensor.Shape{1, 129}), full, "copy"},
+				{"full, column", full, randomHost(rng, dt, tensor.Shape{37, 1}), pick("copy", column)},
+				{"column, row", randomHost(rng, dt, tensor.Shape{37, 1}), randomHost(rng, dt, tensor.Shape{129}), pick(column, "copy")},
+				// Rows of 16 are whole chunks: the kernel has no row ends
+				// to go element by element, but for 1-byte elements.
+				{"columns of 16", randomHost(rng, dt, tensor.Shape{3, 7, 1, 1}), randomHost(rng, dt, tensor.Shape{4, 4}),
+					pick(map[bool]string{true: "expand", false: "kernel"}[dt.Size() == 1], "copy")},
 			}
 			if dt.Size() == 8 {
-				cases = append(cases, directCase{"halves differ, full", one(dt, false), full, true})
+				cases = append(cases, directCase{"halves differ, full", one(dt, false), full, "copy"})
 			}
 			for _, k := range cases {
 				name := fmt.Sprintf("%v, cond %#x, then and else %s", dt, c, k.name)
@@ -319,16 +337,15 @@ func TestSelectDirect(t *testing.T) {
 				}
 				ct, tt, et := upload(cond), upload(k.then), upload(k.els)
 				var y *device.Tensor
-				_, err = d.Capture(func() error {
+				if path := pathOf(d, func() error {
 					var err error
 					y, err = Select(ct, tt, et)
 					return err
-				})
-				if y == nil {
-					t.Fatalf("%s: %v", name, err)
+				}); path != k.path {
+					t.Errorf("%s: went by %s, want %s", name, path, k.path)
 				}
-				if direct := err != nil; direct != k.direct {
-					t.Errorf("%s: ran without a kernel = %v, want %v (%v)", name, direct, k.direct, err)
+				if y == nil {
+					t.Fatalf("%s: no result", name)
 				}
 				checkAgainst(t, name, y, want)
 			}
@@ -402,6 +419,19 @@ func TestSelectDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAgainst(t, "pick still being written", y, want)
+}
+
+// pathOf runs f, an op, and returns how it went: "copy" where it
+// dispatched no kernel (a copy, fill or tile), "expand" or "kernel".
+func pathOf(d *device.Device, f func() error) string {
+	r, err := d.Capture(f)
+	switch {
+	case err != nil:
+		return "copy"
+	case strings.HasPrefix(r.Kernel().Name, "expand"):
+		return "expand"
+	}
+	return "kernel"
 }
 
 // checkAgainst fails t unless y holds want's bytes, and frees y.
