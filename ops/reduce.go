@@ -291,12 +291,11 @@ func (r *reducer) normalize(data, out *device.Tensor) error {
 }
 
 // reduceJob is one planned dispatch: of k, with the plan's push and spec
-// constants, over one or two bindings.
+// constants, over its input and output bindings.
 type reduceJob struct {
-	k     *device.Kernel
-	plan  reducePlan
-	args  [2]device.Arg
-	nargs int
+	k    *device.Kernel
+	plan reducePlan
+	args [2]device.Arg
 }
 
 // pass records the dispatches of pass p from src into dst. When output
@@ -328,7 +327,7 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 		if err != nil {
 			return err
 		}
-		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]device.Arg{in, out}, nargs: 2})
+		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]device.Arg{in, out}})
 		shared = shared || pl.shared
 	}
 	if shared {
@@ -367,5 +366,5 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
 	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), b2u(r.and)}
 	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
-	return r.d.Dispatch(j.k, spec[:n], j.args[:j.nargs], push, grid)
+	return r.d.Dispatch(j.k, spec[:n], j.args[:], push, grid)
 }
