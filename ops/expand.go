@@ -77,7 +77,8 @@ func expandWins(r, w int) bool {
 // row, and reports whether it could: the rows must hold a 16-byte vector
 // at least, the source lie in one page, and the output's elements be
 // indexable by the kernel. Otherwise it records nothing.
-func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int, w int) (bool, error) {
+func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) (bool, error) {
+	w := res.DType().Size()
 	if r*w < 16 || src.Pages() != 1 || res.Len() >= math.MaxInt32 || res.Len() != src.Len()*r {
 		return false, nil
 	}
@@ -104,7 +105,8 @@ func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int, 
 		var buf [32]byte
 		push := words(buf[:0]).u32(uint32(vecs), grid[0], uint32(lo/uint64(w)), uint32(r), m, sh,
 			uint32(skip/uint64(w)), uint32(src.Len()-1))
-		if err := d.Dispatch(k, []uint32{expandGroup, uint32(w)}, []device.Arg{in, out}, push, grid); err != nil {
+		spec, args := [2]uint32{expandGroup, uint32(w)}, [2]device.Arg{in, out}
+		if err := d.Dispatch(k, spec[:], args[:], push, grid); err != nil {
 			return true, err
 		}
 	}

@@ -67,7 +67,7 @@ func TestExpand(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						ok, err := expand(d, k, y, x, r, w)
+						ok, err := expand(d, k, y, x, r)
 						if err != nil || !ok {
 							t.Fatalf("%s: got %v, %v; want it done", name, ok, err)
 						}

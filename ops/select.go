@@ -212,7 +212,7 @@ func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 		return true, d.Tile(res, t)
 	}
 	if r, ok := rowsOf(t.Dims(), res.Dims()); ok && expandWins(r, e.width) {
-		return expand(d, expandKernel(d), res, t, r, e.width)
+		return expand(d, expandKernel(d), res, t, r)
 	}
 	return false, nil
 }
