@@ -361,17 +361,17 @@ func TestSelectDirect(t *testing.T) {
 				}
 				ct, ft := upload(cond), upload(full)
 				var y *device.Tensor
-				_, err = d.Capture(func() error {
+				path := pathOf(d, func() error {
 					var err error
 					y, err = Where(ct, ft, s)
 					return err
 				})
 				name := fmt.Sprintf("where %v, cond %#x, scalar bits %#x", dt, c, s.Bits)
 				if y == nil {
-					t.Fatalf("%s: %v", name, err)
+					t.Fatalf("%s: no result", name)
 				}
-				if direct, want := err != nil, c != 0 || same || dt.Size() < 8; direct != want {
-					t.Errorf("%s: ran without a kernel = %v, want %v (%v)", name, direct, want, err)
+				if want := map[bool]string{true: "copy", false: "kernel"}[c != 0 || same || dt.Size() < 8]; path != want {
+					t.Errorf("%s: went by %s, want %s", name, path, want)
 				}
 				checkAgainst(t, name, y, want)
 			}
@@ -386,12 +386,12 @@ func TestSelectDirect(t *testing.T) {
 	}
 	defer notC.Free()
 	var y *device.Tensor
-	if _, err := d.Capture(func() error {
+	if path := pathOf(d, func() error {
 		var err error
 		y, err = Select(notC, x, x)
 		return err
-	}); err != nil {
-		t.Fatalf("select on a cond still being written: %v", err)
+	}); y == nil || path != "kernel" {
+		t.Fatalf("select on a cond still being written: got %v by %s, want a result by the kernel", y, path)
 	}
 	want, err := x.Download()
 	if err != nil {
@@ -407,12 +407,12 @@ func TestSelectDirect(t *testing.T) {
 	}
 	defer notC.Free()
 	yt, bt := upload(yes), upload(bools)
-	if _, err := d.Capture(func() error {
+	if path := pathOf(d, func() error {
 		var err error
 		y, err = Select(yt, notC, bt)
 		return err
-	}); y == nil || err == nil {
-		t.Fatalf("select of a pick still being written: got %v, %v; want a result and no dispatch", y, err)
+	}); y == nil || path != "copy" {
+		t.Fatalf("select of a pick still being written: got %v by %s, want a result and no dispatch", y, path)
 	}
 	want, err = cpuref.Select(yes, &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{1}, Data: []byte{1}}, bools, "numpy")
 	if err != nil {
