@@ -214,13 +214,12 @@ type elementwise struct {
 }
 
 // dispatch fills the output over layout l, one dispatch per piece, or
-// two: where rows are at least a block long, the blocks that lie whole in
-// one innermost run and the blocks that do not (at the piece's ends, and
-// where a row begins inside a block) run in separate dispatches
-// (modeWhole, modeEdges); rows shorter than a vector of 16 elements run
-// in blocks of whole rows (modeRows), the piece's last elements and
-// short rows in pieces that do not start on such a block element by
-// element (modeAll).
+// more: where rows are at least a block long, the blocks that lie whole
+// in one innermost run, those that a row begins inside, and the piece's
+// partial ends run in separate dispatches (modeWhole, modeSeams,
+// modeEnds); rows shorter than a vector of 16 elements run in blocks of
+// whole rows (modeRows), the piece's last elements and short rows in
+// pieces that do not start on such a block element by element (modeAll).
 // No kernel holds both paths: on SIMD-on-CPU drivers such as lavapipe, a
 // path that any lane of a SIMD group might take costs every lane its
 // time, and the other path's code slowed even the blocks that skipped it.
@@ -247,12 +246,11 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		for rank > 1 && kd[0]%16 == 0 && kd[0]%(16*chunks) != 0 {
 			chunks--
 		}
-		// Rows of two chunks or more but shorter than a block: blocks of
-		// one chunk, so that most take the vector path, not the element
-		// path. (Rows of 40 bools ran 1.3x as fast; of 20 f32, whose
-		// blocks mostly meet a row's edge, 1.2x as slow, so not below
-		// two chunks.)
-		if rank > 1 && kd[0] >= 32 && kd[0] < 16*chunks {
+		// Rows of a chunk or more but shorter than a block: blocks of one
+		// chunk, so that they take the vector paths (whole blocks and
+		// seams), not the element path. (Rows of 17 to 31 u8 and f16 ran
+		// in 0.33 to 0.53 of the time.)
+		if rank > 1 && kd[0] >= 16 && kd[0] < 16*chunks {
 			chunks = 1
 		}
 		elems := 16 * chunks
@@ -263,9 +261,12 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		// skips its funnel shifts. The inputs that stay constant along the
 		// innermost dimension (inner) are read once per block instead of
 		// by vectors.
-		var aligned, inner uint32
+		var aligned, inner, runon uint32
 		for x := range ins {
 			m := s.masks >> (8 * x) & 0xff
+			if e.ts[x] != nil && m == 0 {
+				runon |= 1 << x
+			}
 			if m&1 != 0 {
 				inner |= 1 << x
 			}
@@ -280,14 +281,17 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 		copy(spec[:], []uint32{group, uint32(e.width), uint32(rank), pushed, chunks, aligned, inner})
 		copy(spec[8:], e.spec[:e.nspec])
 		launch := func(mode, skip, elems uint32) error {
-			// Each invocation owns a block of elems elements, or in
-			// modeEdges a row boundary: the piece's start, each row's
-			// start and its end.
+			// Each invocation owns a block of elems elements, or a row
+			// boundary: in modeSeams each row's start but the first, in
+			// modeEnds the piece's start and end.
 			spec[4] = elems / 16
 			first := s.base[out]
 			invocations := (first+n+elems-1)/elems - (first+skip)/elems
-			if mode == modeEdges {
-				invocations = n/kd[0] + 1
+			switch mode {
+			case modeSeams:
+				invocations = n/kd[0] - 1
+			case modeEnds:
+				invocations = 2
 			}
 			grid, err := d.Grid(uint64((invocations + group - 1) / group))
 			if err != nil {
@@ -301,8 +305,15 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			push = push.u64(e.bits[0]).u64(e.bits[1])
 			spec[7] = mode
 			k, nspec := e.v.kernel, 8+e.nspec
-			if mode == modeRows {
+			switch mode {
+			case modeRows:
 				k, nspec = e.v.rows, len(spec)
+			case modeSeams:
+				// Only inputs that run on are read as one run, which
+				// keeps the whole blocks' alignment.
+				sp := spec
+				sp[5], sp[12] = aligned&runon, runon
+				return d.Dispatch(e.v.seams, sp[:], s.args[:out+1], push, grid)
 			}
 			return d.Dispatch(k, spec[:nspec], s.args[:out+1], push, grid)
 		}
@@ -313,7 +324,12 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			if err := launch(modeWhole, 0, elems); err != nil {
 				return err
 			}
-			return launch(modeEdges, 0, elems)
+			if n/kd[0] > 1 {
+				if err := launch(modeSeams, 0, elems); err != nil {
+					return err
+				}
+			}
+			return launch(modeEnds, 0, elems)
 		}
 		if g := e.rowGroup(&s, ins); e.tuning.rowsFor(d, n, g) {
 			// Blocks of whole rows, g elements each, then the last
@@ -334,8 +350,9 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 const (
 	modeAll   = 0 // every block, element by element; rows shorter than a block
 	modeWhole = 1 // the blocks that lie whole in one innermost run, by vectors
-	modeEdges = 2 // the others, element by element; rows hold at least a block
+	modeSeams = 2 // beside modeWhole, the blocks a row begins inside, by vectors
 	modeRows  = 3 // rows shorter than 16 elements, in blocks of whole rows
+	modeEnds  = 4 // beside modeWhole, the piece's partial first and last blocks
 )
 
 // rowGroup returns the elements of a modeRows block for span s, or 0

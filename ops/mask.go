@@ -189,16 +189,19 @@ func maskRun(res *device.Tensor, a, b operand, w int, code, key, detect uint32) 
 
 // The mask kernels are shaders/mask_w*.comp, one source compiled once
 // per input element width and variant as Select's are per variant, and
-// again for blocks of whole rows (mask_w*_rows.comp): bindings a, b, out
+// again for blocks of whole rows (mask_w*_rows.comp) and for row seams
+// (mask_w*_seams.comp): bindings a, b, out
 // and 28 words of push constants.
 func maskVariants(w int) []*variant {
 	name := fmt.Sprintf("mask_w%d", w)
 	return []*variant{
-		{name: "portable", kernel: kernel(name, 3, 28), rows: kernel(name+"_rows", 3, 28)},
-		{name: "texel", kernel: maskTexelKernel(name + "_texel"), rows: maskTexelKernel(name + "_texel_rows"), needs: hasSelectTexels},
-		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), rows: maskTexelKernel(name + "_texel64_rows"), needs: func(d *device.Device) bool {
-			return hasSelectTexels(d) && d.Info().Features.ShaderInt64
-		}},
+		{name: "portable", kernel: kernel(name, 3, 28), rows: kernel(name+"_rows", 3, 28), seams: kernel(name+"_seams", 3, 28)},
+		{name: "texel", kernel: maskTexelKernel(name + "_texel"), rows: maskTexelKernel(name + "_texel_rows"),
+			seams: maskTexelKernel(name + "_texel_seams"), needs: hasSelectTexels},
+		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), rows: maskTexelKernel(name + "_texel64_rows"),
+			seams: maskTexelKernel(name + "_texel64_seams"), needs: func(d *device.Device) bool {
+				return hasSelectTexels(d) && d.Info().Features.ShaderInt64
+			}},
 	}
 }
 

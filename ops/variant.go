@@ -21,6 +21,9 @@ type variant struct {
 	// a module of its own so that its code does not slow the building
 	// of the other modes' pipelines.
 	rows *device.Kernel
+	// seams is the variant's kernel of the blocks that a row begins
+	// inside (modeSeams), a module of its own as rows is.
+	seams *device.Kernel
 	// needs reports whether the device has what the variant needs; nil
 	// for the portable variant.
 	needs func(d *device.Device) bool

@@ -117,13 +117,16 @@ uvec4 flags(uvec4 c) {
 	return f & 0x01010101u;
 }
 
-// splat fills a vector with copies of one W-byte element.
-uvec4 splat(uvec2 v) {
-	if (W == 1u) return uvec4(v.x * 0x01010101u);
-	if (W == 2u) return uvec4(v.x * 0x00010001u);
-	if (W == 4u) return uvec4(v.x);
+// splatOf fills a vector with copies of one w-byte element.
+uvec4 splatOf(uvec2 v, uint w) {
+	if (w == 1u) return uvec4(v.x * 0x01010101u);
+	if (w == 2u) return uvec4(v.x * 0x00010001u);
+	if (w == 4u) return uvec4(v.x);
 	return uvec4(v, v);
 }
+
+// splat fills a vector with copies of one W-byte element.
+uvec4 splat(uvec2 v) { return splatOf(v, W); }
 
 // broadcast reports whether input x is broadcast in dim d. Dim 0 is
 // also a specialization constant, so that the block path holds only the
@@ -142,10 +145,16 @@ bool broadcast(uint x, uint d) {
 //               does, every lane would pay for a path where any lane of
 //               its group took it, and the code of the other path slowed
 //               even the blocks that did not take it;
-//   MODE_EDGES  only the other blocks, element by element: one
-//               invocation per row boundary (the piece's start, each
-//               row's start, its end). Rows hold at least E elements, so
-//               no block holds two boundaries;
+//   MODE_SEAMS  beside MODE_WHOLE, the blocks that a row's start falls
+//               inside: one invocation per row boundary within the
+//               piece. Rows hold at least E elements, so no block holds
+//               two; the block is read by vectors from the two rows it
+//               holds, merged byte by byte, and stored whole (seamChunk),
+//               in modules of their own (SEAMS). Element by element,
+//               these blocks took 2 to 3 times as long on 1-byte rows of
+//               hundreds of elements;
+//   MODE_ENDS   then the blocks of the piece's start and end where they
+//               are partial, element by element: two invocations;
 //   MODE_ROWS   rows shorter than 16 elements, in blocks of whole rows
 //               that are also whole vectors of the output (E elements,
 //               a multiple of ROWLEN): each input broadcast along the
@@ -158,7 +167,7 @@ bool broadcast(uint x, uint d) {
 //               no odometer step per element (rowChunk). The rest of the
 //               piece, pc.skip elements on, runs in MODE_ALL.
 layout(constant_id = 7) const uint MODE = 0;
-const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_EDGES = 2u, MODE_ROWS = 3u;
+const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_SEAMS = 2u, MODE_ROWS = 3u, MODE_ENDS = 4u;
 #ifdef ROWS
 // MODE_ROWS only: the rows' length, 2 to 15, and which inputs are read
 // row by row (bit x), as ops/elementwise.go classes them.
@@ -174,8 +183,8 @@ layout(constant_id = 13) const uint TWO = 0;
 // element e0, aligned in the output binding, and the part [lo, hi) of it
 // in the piece, which starts at element first of the binding, from
 // pc.skip elements on. It returns false when the invocation has no
-// block: past the piece, or in MODE_EDGES at a boundary that falls
-// between blocks.
+// block: past the piece, or in MODE_SEAMS and MODE_ENDS at a boundary
+// that falls between blocks.
 bool block(uint first, out uint e0, out uint lo, out uint hi) {
 	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
 	uint i = g * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
@@ -185,9 +194,19 @@ bool block(uint first, out uint e0, out uint lo, out uint hi) {
 	}
 	uint end = first + n;
 	e0 = lo = hi = 0u;
-	if (MODE == MODE_EDGES) {
-		if (i > n / pc.dims[0]) {
-			return false;
+	if (MODE == MODE_SEAMS || MODE == MODE_ENDS) {
+		// Boundary i: MODE_SEAMS 1 to rows-1, MODE_ENDS 0 and rows.
+		uint rows = n / pc.dims[0];
+		if (MODE == MODE_SEAMS) {
+			i++;
+			if (i >= rows) {
+				return false;
+			}
+		} else {
+			if (i > 1u) {
+				return false;
+			}
+			i *= rows;
 		}
 		uint p = first + i * pc.dims[0];
 		if (p % E == 0u) {
@@ -404,6 +423,64 @@ void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv
 			}
 		}
 	}
+}
+#endif
+
+#ifdef SEAMS
+// MODE_SEAMS only: bit x, input x is broadcast in no dimension, so that
+// its offsets run on from one row into the next.
+layout(constant_id = 12) const uint RUNON = 0;
+
+// headMask returns the mask of a vector's bytes before byte t.
+uvec4 headMask(int t) {
+	ivec4 n = clamp(ivec4(t) - ivec4(0, 4, 8, 12), 0, 4);
+	uvec4 m = (uvec4(1u) << uvec4(8 * min(n, ivec4(3)))) - 1u;
+	return mix(m, uvec4(0xffffffffu), equal(n, ivec4(4)));
+}
+
+// seamChunk reads chunk ch of a MODE_SEAMS block for input x (w-byte
+// elements) whose first b elements lie in one row and the rest in the
+// next: from off0 on (the block's first element) and from off1 on (the
+// next row's first), or for an input broadcast along the rows its value
+// on each, v. The two rows' vectors are merged byte by byte, so the
+// chunk is read and kept as whole vectors. An input that runs on
+// (RUNON) is one run, read once.
+void seamChunk(uint x, uint w, uint ch, uint b, uint off0, uint off1, uvec2 v[2], out uvec4 r[8]) {
+	int t = int((b - 16u * ch) * w); // the chunk's bytes in the first row
+	if (broadcast(x, 0u)) {
+		uvec4 a = splatOf(v[0], w), c = splatOf(v[1], w);
+		for (uint k = 0u; k < w; k++) {
+			uvec4 m = headMask(t - int(16u * k));
+			r[k] = (a & m) | (c & ~m);
+		}
+		return;
+	}
+	if (((RUNON >> x) & 1u) != 0u) {
+		loadVecs(x, w, off0 + 16u * ch, w, false, r);
+		return;
+	}
+	uvec4 c[8];
+	loadVecs(x, w, off0 + 16u * ch, w, true, r);
+	loadVecs(x, w, off1 - b + 16u * ch, w, true, c);
+	for (uint k = 0u; k < w; k++) {
+		uvec4 m = headMask(t - int(16u * k));
+		r[k] = (r[k] & m) | (c[k] & ~m);
+	}
+}
+
+// seamOffsets returns, for a MODE_SEAMS block whose first element is at
+// coord with each input's offset there in off, each input's offset at
+// the next row's first element, and the block's elements before it.
+uint seamOffsets(uint coord[8], uint off[NIN], out uint next[NIN]) {
+	uint st[NIN][8];
+	strides(st);
+	uint c[8] = coord;
+	next = off;
+	advanceFrom(1u, c, next, st);
+	for (uint x = 0u; x < NIN; x++) {
+		next[x] -= coord[0] * st[x][0];
+	}
+	return pc.dims[0] - coord[0];
 }
 #endif
 

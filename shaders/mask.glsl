@@ -297,6 +297,37 @@ void rows(uint e0, uint coord[8], uint off[2]) {
 }
 #endif
 
+#ifdef SEAMS
+// seams does a block of MODE_SEAMS (see elementwise.glsl) from e0, from
+// its multi-index coord and the operands' offsets off there.
+void seams(uint e0, uint coord[8], uint off[2]) {
+	uint next[2];
+	uint b = seamOffsets(coord, off, next);
+	uvec2 v[2][2];
+	for (uint x = 0u; x < 2u; x++) {
+		v[x][0] = v[x][1] = uvec2(0u);
+		if (broadcast(x, 0u) && !pushed(x) && !(UNARY && x == 1u)) {
+			v[x][0] = elemAt(x, W, off[x]);
+			v[x][1] = elemAt(x, W, next[x]);
+		}
+	}
+	for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uvec4 av[8], bv[8];
+		if (pushed(0u)) {
+			for (uint k = 0u; k < W; k++) av[k] = splat(pc.scalar[0]);
+		} else {
+			seamChunk(0u, W, ch, b, off[0], next[0], v[0], av);
+		}
+		if (UNARY || pushed(1u)) {
+			for (uint k = 0u; k < W; k++) bv[k] = splat(pc.scalar[1]);
+		} else {
+			seamChunk(1u, W, ch, b, off[1], next[1], v[1], bv);
+		}
+		storeVec(e0 / 16u, ch, chunkOp(av, bv));
+	}
+}
+#endif
+
 void main() {
 	uint first = pc.base[2];
 	uint e0, lo, hi;
@@ -308,8 +339,10 @@ void main() {
 	uint off[2] = uint[2](pc.base[0], pc.base[1]);
 	locate(lo - first, coord, off);
 
-#ifdef ROWS
+#if defined(ROWS)
 	rows(e0, coord, off);
+#elif defined(SEAMS)
+	seams(e0, coord, off);
 #else
 	if (MODE == MODE_WHOLE) {
 		if (!inRun(e0, lo, hi, coord)) {

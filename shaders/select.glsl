@@ -23,10 +23,12 @@
 // host-computed reciprocals); when the block lies inside one run of the
 // innermost dimension, every operand is either contiguous there (vector
 // loads) or constant (one load), and the block is done with no further
-// index math. Other blocks (piece edges, short rows) go element by
-// element, stepping the multi-index like an odometer. The two kinds of
-// block run in separate dispatches (MODE, in elementwise.glsl), so that
-// no kernel holds both paths.
+// index math. A block that a row's start falls inside is read by
+// vectors from its two rows; short rows go in blocks of whole rows, and
+// the rest (a piece's partial ends) element by element, stepping the
+// multi-index like an odometer. Each kind of block runs in a dispatch
+// of its own (MODE, in elementwise.glsl), so that no kernel holds two
+// paths.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4;      // element bytes: 1, 2, 4 or 8
 layout(constant_id = 2) const uint RANK = 1;   // dimensions of the piece, 1 to 8
@@ -149,6 +151,43 @@ void rows(uint e0, uint coord[8], uint off[3]) {
 }
 #endif
 
+#ifdef SEAMS
+// seams does a block of MODE_SEAMS (see elementwise.glsl) from e0, from
+// its multi-index coord and the operands' offsets off there.
+void seams(uint e0, uint coord[8], uint off[3]) {
+	uint next[3];
+	uint b = seamOffsets(coord, off, next);
+	const uint ws[3] = uint[3](1u, W, W);
+	uvec2 v[3][2];
+	for (uint x = 0u; x < 3u; x++) {
+		v[x][0] = v[x][1] = uvec2(0u);
+		if (broadcast(x, 0u) && !pushed(x)) {
+			v[x][0] = elemAt(x, ws[x], off[x]);
+			v[x][1] = elemAt(x, ws[x], next[x]);
+		}
+	}
+	for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uvec4 c[8], tv[8], ev[8];
+		seamChunk(0u, 1u, ch, b, off[0], next[0], v[0], c);
+		uvec4 f = W <= 2u ? flags(c[0]) : c[0];
+		if (pushed(1u)) {
+			for (uint k = 0u; k < W; k++) tv[k] = splat(pc.scalar[0]);
+		} else {
+			seamChunk(1u, W, ch, b, off[1], next[1], v[1], tv);
+		}
+		if (pushed(2u)) {
+			for (uint k = 0u; k < W; k++) ev[k] = splat(pc.scalar[1]);
+		} else {
+			seamChunk(2u, W, ch, b, off[2], next[2], v[2], ev);
+		}
+		for (uint k = 0u; k < W; k++) {
+			uvec4 m = laneMask(f, k);
+			storeVec(e0 / 16u * W, ch * W + k, (tv[k] & m) | (ev[k] & ~m));
+		}
+	}
+}
+#endif
+
 void main() {
 	uint first = pc.base[3];
 	uint e0, lo, hi;
@@ -161,8 +200,10 @@ void main() {
 	uint off[3] = uint[3](pc.base[0], pc.base[1], pc.base[2]);
 	locate(lo - first, coord, off);
 
-#ifdef ROWS
+#if defined(ROWS)
 	rows(e0, coord, off);
+#elif defined(SEAMS)
+	seams(e0, coord, off);
 #else
 	if (MODE == MODE_WHOLE) {
 		if (!inRun(e0, lo, hi, coord)) {

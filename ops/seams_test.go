@@ -1,0 +1,100 @@
+package ops
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/tensor"
+)
+
+// TestSeams runs selects and mask ops over rows of a block or more that
+// end inside blocks, whose blocks a row begins inside run in modeSeams:
+// each of the ways a seam block reads an operand, from two rows by
+// vectors ([1, m, l], [b, 1, l] and [1, 1, l]: a row repeated), as one
+// run (the output's shape), as a value per row ([b, m, 1], [1, m, 1])
+// and pushed (Where's scalars, through select), at every element width,
+// where rows of 33 take blocks of one chunk and rows of 127 and 509 of
+// up to four. Every variant runs with the usual pages, the device's
+// choice with 4 KiB pages, where pieces start and end inside blocks
+// (modeEnds).
+func TestSeams(t *testing.T) {
+	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
+	run := func(t *testing.T, d *device.Device, masks bool) {
+		rng := rand.New(rand.NewPCG(23, 24))
+		for li, l := range []int{33, 127, 509} {
+			for _, s := range []tensor.Shape{{3, 5, l}, {2, 21, l}} {
+				b, m := s[0], s[1]
+				row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
+				// cond, then and else; a mask op's two inputs are the first two.
+				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
+				for i, tr := range trios {
+					dt := widths[(i+li)%len(widths)]
+					a, x, y := tr[0], tr[1], tr[2]
+					if masks {
+						checkMasks(t, d, randomHost(rng, dt, a), randomHost(rng, dt, x))
+					} else {
+						checkSelect(t, d, randomHost(rng, tensor.Bool, a), randomHost(rng, dt, x), randomHost(rng, dt, y))
+						checkWhere(t, d, randomHost(rng, tensor.Bool, a), randomHost(rng, dt, x))
+					}
+				}
+			}
+		}
+	}
+	d := devtest.Open(t, device.Options{})
+	eachVariant(t, d, selectVariants, func(t *testing.T) { run(t, d, false) })
+	eachMaskVariant(t, d, func(t *testing.T) { run(t, d, true) })
+	small := devtest.Open(t, device.Options{PageSize: 4096})
+	run(t, small, false)
+	run(t, small, true)
+
+	// One piece whose rows end inside blocks: the whole blocks, the
+	// seams and the piece's end, three dispatches, the last the end's.
+	rng := rand.New(rand.NewPCG(25, 26))
+	c, x := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{100, 1})), upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{100, 17}))
+	var y *device.Tensor
+	r, err := d.Capture(func() error {
+		var err error
+		y, err = Select(c, x, x)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y.Free()
+	if r.Dispatches != 3 {
+		t.Errorf("select of rows of 17: %d dispatches, want 3 (whole blocks, seams, ends)", r.Dispatches)
+	}
+}
+
+// upload puts h on d until t ends.
+func upload(t *testing.T, d *device.Device, h *tensor.Host) *device.Tensor {
+	t.Helper()
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Free)
+	return x
+}
+
+// checkWhere checks Where(cond, x, s) against cpuref, s a scalar of x's
+// type, pushed to the kernel.
+func checkWhere(t *testing.T, d *device.Device, cond, x *tensor.Host) {
+	t.Helper()
+	s := tensor.Scalar{DType: x.DType, Bits: 0x5aa55aa5c33c3cc3}
+	if x.DType.Size() < 8 {
+		s.Bits &= 1<<(8*x.DType.Size()) - 1
+	}
+	want, err := cpuref.Where(cond, cpuref.Operand{T: x}, cpuref.Operand{S: &s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Where(upload(t, d, cond), upload(t, d, x), s)
+	if err != nil {
+		t.Fatalf("where cond %v x %v%v: %v", cond.Shape, x.DType, x.Shape, err)
+	}
+	checkAgainst(t, "where", y, want)
+}
