@@ -43,17 +43,30 @@ func TestRows(t *testing.T) {
 				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {one, rows, row}, {rows, col, row},
 					{{1, m, 1}, rows, row}}
 				for i, tr := range trios {
-					dt := widths[(i+li)%len(widths)]
-					a, x, y := tr[0], tr[1], tr[2]
-					if masks {
-						checkMasks(t, d, randomHost(rng, dt, a), randomHost(rng, dt, x))
-					} else {
-						checkSelect(t, d, randomHost(rng, tensor.Bool, a), randomHost(rng, dt, x), randomHost(rng, dt, y))
-					}
+					checkTrio(t, d, rng, masks, widths[(i+li)%len(widths)], tr)
 				}
 			}
 		}
 	}
+	everyVariant(t, run)
+}
+
+// checkTrio checks a select of a cond, then and else of shapes tr, then
+// and else of type dt, against cpuref; with masks, the mask ops on two
+// inputs of type dt of the first two shapes.
+func checkTrio(t *testing.T, d *device.Device, rng *rand.Rand, masks bool, dt tensor.DType, tr [3]tensor.Shape) {
+	t.Helper()
+	if masks {
+		checkMasks(t, d, randomHost(rng, dt, tr[0]), randomHost(rng, dt, tr[1]))
+		return
+	}
+	checkSelect(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]), randomHost(rng, dt, tr[2]))
+}
+
+// everyVariant runs select's cases (masks false) and the mask ops' with
+// every variant on the usual pages, then both with the device's choice
+// on 4 KiB pages, where pieces start inside blocks.
+func everyVariant(t *testing.T, run func(t *testing.T, d *device.Device, masks bool)) {
 	d := devtest.Open(t, device.Options{})
 	eachVariant(t, d, selectVariants, func(t *testing.T) { run(t, d, false) })
 	eachMaskVariant(t, d, func(t *testing.T) { run(t, d, true) })

@@ -32,23 +32,16 @@ func TestSeams(t *testing.T) {
 				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
 				for i, tr := range trios {
 					dt := widths[(i+li)%len(widths)]
-					a, x, y := tr[0], tr[1], tr[2]
-					if masks {
-						checkMasks(t, d, randomHost(rng, dt, a), randomHost(rng, dt, x))
-					} else {
-						checkSelect(t, d, randomHost(rng, tensor.Bool, a), randomHost(rng, dt, x), randomHost(rng, dt, y))
-						checkWhere(t, d, randomHost(rng, tensor.Bool, a), randomHost(rng, dt, x))
+					checkTrio(t, d, rng, masks, dt, tr)
+					if !masks {
+						checkWhere(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]))
 					}
 				}
 			}
 		}
 	}
+	everyVariant(t, run)
 	d := devtest.Open(t, device.Options{})
-	eachVariant(t, d, selectVariants, func(t *testing.T) { run(t, d, false) })
-	eachMaskVariant(t, d, func(t *testing.T) { run(t, d, true) })
-	small := devtest.Open(t, device.Options{PageSize: 4096})
-	run(t, small, false)
-	run(t, small, true)
 
 	// One piece whose rows end inside blocks: the whole blocks, the
 	// seams and the piece's end, three dispatches, the last the end's.
