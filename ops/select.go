@@ -243,8 +243,9 @@ func fillWord(bits uint64, w int) (uint32, bool) {
 
 // The select kernels are shaders/select*.comp, one source compiled once
 // per variant, and once more per variant for blocks of whole rows
-// (select*_rows.comp) and for row seams (select*_seams.comp): bindings cond, then, else, out and 30 words of
-// push constants, which every variant reads alike.
+// (select*_rows.comp) and for row seams (select*_seams.comp): bindings
+// cond, then, else, out and 30 words of push constants, which every
+// variant reads alike.
 var selectVariants = []*variant{
 	{name: "portable", kernel: kernel("select", 4, 30), rows: kernel("select_rows", 4, 30), seams: kernel("select_seams", 4, 30)},
 	{name: "texel", kernel: selectTexelKernel("select_texel"), rows: selectTexelKernel("select_texel_rows"),
