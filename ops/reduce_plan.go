@@ -357,11 +357,16 @@ func (t reduceTune) split(units, length, minPart, align uint64) (parts, partLen 
 
 // spread shares out the units of a dispatch, each unitWork bytes to read
 // along length: several units per invocation when one is less than
-// minWork, else one, or a part of one (see split) when the dispatch
+// minWork (up to minWork bytes, and no more units than leave target
+// invocations), else one, or a part of one (see split) when the dispatch
 // reads minSplit bytes or more.
 func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perInv, parts, partLen uint64) {
 	if unitWork < t.minWork || units*unitWork < t.minSplit {
-		return max(reduceCeil(t.minWork, unitWork), 1), 1, reduceCeil(length, align) * align
+		// No fewer than target invocations while there are units for
+		// them: a small dispatch's few invocations would run in one
+		// workgroup, on one lavapipe thread, some lanes of it.
+		perInv := min(reduceCeil(t.minWork, unitWork), reduceCeil(units, t.target))
+		return max(perInv, 1), 1, reduceCeil(length, align) * align
 	}
 	parts, partLen = t.split(units, length, minPart, align)
 	return 1, parts, partLen

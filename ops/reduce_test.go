@@ -275,8 +275,11 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 8 blocks 8"},
 		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 1024 path 0"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 16 blocks 1"},
-		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 5 blocks 1"},
+			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 4 blocks 1"},
+		// Units of little work go several to an invocation, but a small
+		// pass still takes up to target invocations.
+		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 1 blocks 1"},
+		{tensor.Shape{16, 1537}, []bool{true, false}, "outer [1 16 1537] vec false perInv 1 blocks 1"},
 		// Rows of a few bytes go sixteen to an output vector; size-1 axes
 		// alone are rows of one byte.
 		{tensor.Shape{4096, 5}, []bool{false, true}, "inner [4096 5 1] perInv 204 chunks 1 path 4"},
