@@ -20,7 +20,7 @@ import (
 //
 // A benchmark gets neither, unless VKOPS_VALIDATION=1 asks for the layer:
 // its checks on every call add to the wall time the benchmark reports
-// (0.15-0.4 ms a reduction on lavapipe, more than a small op's work).
+// (0.15-0.6 ms a reduction on lavapipe, more than a small op's work).
 func Open(t testing.TB, opts device.Options) *device.Device {
 	t.Helper()
 	_, bench := t.(*testing.B)
