@@ -34,6 +34,15 @@ PEERS.json`, draws numpy and torch beside vkops.
 resident there and each timed run ends in torch.cuda.synchronize(), so
 that a run counts the kernel, not only its launch.
 
+--interleave VKOPS runs each case on that vkops binary (`vkops bench`
+for the one case) and then on the peers, --rounds times in turn, and
+prints the side-by-side table of the medians (--save DIR keeps each
+round's JSON for --vkops and --peers). The machine's bandwidth drifts by
+up to 2x over seconds to minutes, so only figures taken moments apart
+compare: this is the way to judge a ratio.
+
+    /usr/bin/python3 bench/peers.py --interleave bin/vkops [--zoo] [--rounds 3] [--ops OPS] [--save DIR]
+
 --zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
 --pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
 --pattern zoo --json`) it prints each pattern beside vkops, with the ratio of
@@ -44,6 +53,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -238,6 +248,12 @@ def time_where(op, pattern, dname, cond, then, other, out_shape, runs):
     return results
 
 
+def wanted(args, op, pattern, dname):
+    """Whether the case is one to run: its op is in --ops, and with
+    --interleave it is the one case of this call (args.only)."""
+    return op in args.ops and (args.only is None or args.only == (op, pattern, dname))
+
+
 def run(args):
     rng = np.random.default_rng(1)
     results = []
@@ -245,13 +261,13 @@ def run(args):
         torch.set_num_threads(args.threads)
     for dname, host in host_dtypes(args.dtypes):
         for op, pattern, cs, ts, es in select_cases(args.elems):
-            if op not in args.ops:
+            if not wanted(args, op, pattern, dname):
                 continue
             cond, then, other = select_operands(cs, ts, es, host, rng)
             out_shape = np.broadcast_shapes(cs, ts or (), es or ())
             results += time_where(op, pattern, dname, cond, then, other, out_shape, args.runs)
     for op, pattern, dname, a_shape, b_shape in mask_cases(args.elems):
-        if op not in args.ops:
+        if not wanted(args, op, pattern, dname):
             continue
         dt = DTYPES[dname]
         a = rand(a_shape, dt, rng)
@@ -280,6 +296,8 @@ def run(args):
         if op not in args.ops:
             continue
         for pattern, shape, axes, keep, sparse in reduce_cases(args.elems):
+            if not wanted(args, op, pattern, "bool"):
+                continue
             data = reduce_data(shape, identity, sparse, rng)
             out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
             nbytes = data.nbytes + out_elems
@@ -309,10 +327,49 @@ def run_zoo(args):
         torch.set_num_threads(args.threads)
     for dname, host in host_dtypes(args.dtypes):
         for p in zoo_patterns():
+            if not wanted(args, p["op"], p["name"], dname):
+                continue
             cond, then, other = select_operands(p["cond"], p["then"], p["else"], host, rng)
             out_shape = tuple(p["out"])
             results += time_where(p["op"], p["name"], dname, cond, then, other, out_shape, args.runs)
     return results
+
+
+def suite_cases(args):
+    """(op, pattern, dtype) of each case run() or run_zoo() would run, in
+    their order."""
+    if args.zoo:
+        return [(p["op"], p["name"], d) for d, _ in host_dtypes(args.dtypes) for p in zoo_patterns()
+                if p["op"] in args.ops]
+    cases = [(op, pattern, d) for d, _ in host_dtypes(args.dtypes)
+             for op, pattern, *_ in select_cases(args.elems) if op in args.ops]
+    cases += [(op, pattern, d) for op, pattern, d, *_ in mask_cases(args.elems) if op in args.ops]
+    cases += [(op, pattern, "bool") for op in ("reduce-or", "reduce-and") if op in args.ops
+              for pattern, *_ in reduce_cases(args.elems)]
+    return cases
+
+
+def interleave(args):
+    """Each case on vkops, then on the peers, in turn, --rounds times
+    (vkops's wall times are its own median of --runs, as are the peers'):
+    the machine's bandwidth drifts by 2x over seconds to minutes, so only
+    figures taken moments apart compare. Returns the vkops rows and the
+    peers' results of each round, as --vkops and --peers read them."""
+    vk_runs = [[] for _ in range(args.rounds)]
+    peer_runs = [[] for _ in range(args.rounds)]
+    size = [] if args.zoo else ["--size", str(args.elems)]
+    for case in suite_cases(args):
+        op, pattern, dname = case
+        for r in range(args.rounds):
+            cmd = [args.interleave, "bench", "--op", op, "--pattern", pattern, "--dtype", dname,
+                   "--runs", str(args.runs), "--overhead=false", "--json"] + size
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            vk_runs[r] += [row for line in out.splitlines() if line.strip()
+                           for row in [json.loads(line)] if row.get("op") == op]
+            args.only = case
+            peer_runs[r] += (run_zoo if args.zoo else run)(args)
+            args.only = None
+    return vk_runs, peer_runs
 
 
 def by_case(vkops_runs, peer_runs, key, wanted):
@@ -442,7 +499,13 @@ def main():
                    help="`vkops bench --json` outputs, one per run, to set beside the peers")
     p.add_argument("--peers", metavar="FILE", nargs="+",
                    help="with --vkops, earlier `peers.py --json` outputs, one per run, instead of running now")
+    p.add_argument("--interleave", metavar="VKOPS",
+                   help="run each case on this vkops binary and on the peers in turn, --rounds times, and print the side-by-side table")
+    p.add_argument("--rounds", type=int, default=5, help="with --interleave, the turns each case takes")
+    p.add_argument("--save", metavar="DIR",
+                   help="with --interleave, also write each round's vkops rows and peers' results as DIR/vkN.json and DIR/peersN.json")
     args = p.parse_args()
+    args.only = None
     args.ops = args.ops.split(",")
     if args.cuda:
         if torch is None or not torch.cuda.is_available():
@@ -453,8 +516,18 @@ def main():
         if d not in DTYPES:
             raise SystemExit(f"unknown dtype {d!r} (want one of {', '.join(DTYPES)})")
     measure = run_zoo if args.zoo else run
+    show = zoo_side_by_side if args.zoo else side_by_side
+    if args.interleave:
+        vk_runs, peer_runs = interleave(args)
+        if args.save:
+            os.makedirs(args.save, exist_ok=True)
+            for i, (vk, peers) in enumerate(zip(vk_runs, peer_runs), 1):
+                for name, rows in ((f"vk{i}.json", vk), (f"peers{i}.json", peers)):
+                    with open(os.path.join(args.save, name), "w") as f:
+                        f.writelines(json.dumps(r) + "\n" for r in rows)
+        show(vk_runs, peer_runs)
+        return
     if args.vkops:
-        show = zoo_side_by_side if args.zoo else side_by_side
         show(load(args.vkops), load(args.peers) if args.peers else [measure(args)])
         return
     if args.sweep:
