@@ -21,26 +21,9 @@ import (
 // choice with 4 KiB pages, where pieces start and end inside blocks
 // (modeEnds).
 func TestSeams(t *testing.T) {
-	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
-	run := func(t *testing.T, d *device.Device, masks bool) {
-		rng := rand.New(rand.NewPCG(23, 24))
-		for li, l := range []int{33, 127, 509} {
-			for _, s := range []tensor.Shape{{3, 5, l}, {2, 21, l}} {
-				b, m := s[0], s[1]
-				row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
-				// cond, then and else; a mask op's two inputs are the first two.
-				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
-				for i, tr := range trios {
-					dt := widths[(i+li)%len(widths)]
-					checkTrio(t, d, rng, masks, dt, tr)
-					if !masks {
-						checkWhere(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]))
-					}
-				}
-			}
-		}
-	}
-	everyVariant(t, run)
+	everyVariant(t, func(t *testing.T, d *device.Device, masks bool) {
+		checkRowTrios(t, d, rand.New(rand.NewPCG(23, 24)), masks, []int{33, 127, 509}, [][2]int{{3, 5}, {2, 21}})
+	})
 	d := devtest.Open(t, device.Options{})
 
 	// One piece whose rows end inside blocks: the whole blocks, the
@@ -59,6 +42,33 @@ func TestSeams(t *testing.T) {
 	y.Free()
 	if r.Dispatches != 3 {
 		t.Errorf("select of rows of 17: %d dispatches, want 3 (whole blocks, seams, ends)", r.Dispatches)
+	}
+}
+
+// checkRowTrios checks selects, wheres with a pushed scalar and, with
+// masks, the mask ops over [b, m, l] for each row length l of lens and
+// each [b, m] of batches, with each operand read in each of the ways a
+// block reads one: as the output's shape, as a row repeated ([1, m, l],
+// [b, 1, l], [1, 1, l]) and as a value per row ([b, m, 1], [1, m, 1]),
+// at every element width.
+func checkRowTrios(t *testing.T, d *device.Device, rng *rand.Rand, masks bool, lens []int, batches [][2]int) {
+	t.Helper()
+	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
+	for li, l := range lens {
+		for _, bm := range batches {
+			b, m := bm[0], bm[1]
+			s := tensor.Shape{b, m, l}
+			row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
+			// cond, then and else; a mask op's two inputs are the first two.
+			trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
+			for i, tr := range trios {
+				dt := widths[(i+li)%len(widths)]
+				checkTrio(t, d, rng, masks, dt, tr)
+				if !masks {
+					checkWhere(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]))
+				}
+			}
+		}
 	}
 }
 

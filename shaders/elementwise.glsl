@@ -179,6 +179,15 @@ layout(constant_id = 12) const uint GATHER = 0;
 layout(constant_id = 13) const uint TWO = 0;
 #endif
 
+#if !defined(ROWS) && !defined(SEAMS)
+// MODE_WHOLE only: 0 where each block lies in one innermost run; else
+// the chunks of each row, where rows of whole chunks are shorter than a
+// block: a block then holds E / (16 ROWCH) whole rows, which the kernel
+// steps through by the odometer (rowChunk), and a block that is not
+// whole in the piece is left to another dispatch (ops/elementwise.go).
+layout(constant_id = 14) const uint ROWCH = 0;
+#endif
+
 // block finds the block of E elements this invocation owns: its first
 // element e0, aligned in the output binding, and the part [lo, hi) of it
 // in the piece, which starts at element first of the binding, from
@@ -223,8 +232,13 @@ bool block(uint first, out uint e0, out uint lo, out uint hi) {
 
 // inRun reports whether the block [e0, e0+E), whose part in the piece is
 // [lo, hi) and whose first element there is at coord, lies whole in one
-// innermost run.
+// innermost run, or with ROWCH whole in the piece.
 bool inRun(uint e0, uint lo, uint hi, uint coord[8]) {
+#if !defined(ROWS) && !defined(SEAMS)
+	if (ROWCH != 0u) {
+		return lo == e0 && hi == e0 + E;
+	}
+#endif
 	return lo == e0 && hi == e0 + E && coord[0] + E <= pc.dims[0];
 }
 
@@ -287,6 +301,20 @@ void advanceFrom(uint from, inout uint coord[8], inout uint off[NIN], uint st[NI
 void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 	advanceFrom(0u, coord, off, st);
 }
+
+#if !defined(ROWS) && !defined(SEAMS)
+// rowChunk returns which chunk of its row chunk ch of a MODE_WHOLE block
+// is, first stepping coord and off to the next row where ch starts one.
+uint rowChunk(uint ch, inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
+	if (ROWCH == 0u) {
+		return ch;
+	}
+	if (ch != 0u && ch % ROWCH == 0u) {
+		advanceFrom(1u, coord, off, st);
+	}
+	return ch % ROWCH;
+}
+#endif
 
 #ifdef ROWS
 // put sets element j of a chunk of W-byte elements, held as W vectors,

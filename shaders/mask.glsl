@@ -348,20 +348,30 @@ void main() {
 		if (!inRun(e0, lo, hi, coord)) {
 			return;
 		}
-		// The whole block lies in one innermost run.
-		uvec2 ca = constant(0u) ? value(0u, off[0]) : uvec2(0u);
-		uvec2 cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);
+		// The whole block lies in one innermost run, or with ROWCH is
+		// whole rows: the inputs constant along a row are read at each
+		// row's start.
+		uint st[2][8];
+		if (ROWCH != 0u) {
+			strides(st);
+		}
+		uvec2 ca, cb;
 		for (uint ch = 0u; ch < CHUNKS; ch++) {
+			uint r = rowChunk(ch, coord, off, st);
+			if (r == 0u) {
+				ca = constant(0u) ? value(0u, off[0]) : uvec2(0u);
+				cb = !UNARY && constant(1u) ? value(1u, off[1]) : uvec2(0u);
+			}
 			uvec4 av[8], bv[8];
 			if (constant(0u)) {
 				for (uint k = 0u; k < W; k++) av[k] = splat(ca);
 			} else {
-				load16(0u, W, off[0] + 16u * ch, av);
+				load16(0u, W, off[0] + 16u * r, av);
 			}
 			if (UNARY || constant(1u)) {
 				for (uint k = 0u; k < W; k++) bv[k] = splat(cb);
 			} else {
-				load16(1u, W, off[1] + 16u * ch, bv);
+				load16(1u, W, off[1] + 16u * r, bv);
 			}
 			storeVec(e0 / 16u, ch, chunkOp(av, bv));
 		}

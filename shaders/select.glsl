@@ -209,27 +209,37 @@ void main() {
 		if (!inRun(e0, lo, hi, coord)) {
 			return;
 		}
-		// The whole block lies in one innermost run.
-		uvec4 fc = broadcast(0u, 0u) ? uvec4(elemAt(0u, 1u, off[0]).x != 0u ? 0x01010101u : 0u) : uvec4(0u);
-		uvec4 tc = (pushed(1u) || broadcast(1u, 0u)) ? splat(value(1u, off[1])) : uvec4(0u);
-		uvec4 ec = (pushed(2u) || broadcast(2u, 0u)) ? splat(value(2u, off[2])) : uvec4(0u);
+		// The whole block lies in one innermost run, or with ROWCH is
+		// whole rows: the inputs constant along a row are read at each
+		// row's start.
+		uint st[3][8];
+		if (ROWCH != 0u) {
+			strides(st);
+		}
+		uvec4 fc, tc, ec;
 		for (uint ch = 0u; ch < CHUNKS; ch++) {
+			uint r = rowChunk(ch, coord, off, st);
+			if (r == 0u) {
+				fc = broadcast(0u, 0u) ? uvec4(elemAt(0u, 1u, off[0]).x != 0u ? 0x01010101u : 0u) : uvec4(0u);
+				tc = (pushed(1u) || broadcast(1u, 0u)) ? splat(value(1u, off[1])) : uvec4(0u);
+				ec = (pushed(2u) || broadcast(2u, 0u)) ? splat(value(2u, off[2])) : uvec4(0u);
+			}
 			uvec4 f = fc;
 			if (!broadcast(0u, 0u)) {
 				uvec4 c[8];
-				load16(0u, 1u, off[0] + 16u * ch, c);
+				load16(0u, 1u, off[0] + 16u * r, c);
 				f = W <= 2u ? flags(c[0]) : c[0];
 			}
 			uvec4 tv[8], ev[8];
 			if (pushed(1u) || broadcast(1u, 0u)) {
 				for (uint k = 0u; k < W; k++) tv[k] = tc;
 			} else {
-				load16(1u, W, off[1] + 16u * ch, tv);
+				load16(1u, W, off[1] + 16u * r, tv);
 			}
 			if (pushed(2u) || broadcast(2u, 0u)) {
 				for (uint k = 0u; k < W; k++) ev[k] = ec;
 			} else {
-				load16(2u, W, off[2] + 16u * ch, ev);
+				load16(2u, W, off[2] + 16u * r, ev);
 			}
 			for (uint k = 0u; k < W; k++) {
 				uvec4 m = laneMask(f, k);
