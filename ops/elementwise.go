@@ -322,6 +322,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 					nspec = len(spec)
 				}
 			case modeRows:
+				// Its modules' constants end at 13: no rowChunks.
 				k, nspec = e.v.rows, 14
 			case modeSeams:
 				// Only inputs that run on are read as one run, which
