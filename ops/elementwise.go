@@ -356,7 +356,7 @@ func (e *elementwise) dispatch(d *device.Device, l *layout) error {
 			}
 			return launch(modeEnds, 0, elems)
 		}
-		if g := e.rowGroup(&s, ins); e.tuning.rowsFor(d, n, g) {
+		if g := e.rowGroup(&s, ins, d.IsCPU()); e.tuning.rowsFor(d, n, g) {
 			// Blocks of whole rows, g elements each, then the last
 			// n % g elements by modeAll.
 			gather := e.gathered(&s, ins, g)
@@ -384,11 +384,19 @@ const (
 // where it takes none: rows of 2 to 15 elements in a piece of more than
 // one dimension, blocks of the fewest whole rows that are also whole
 // 16-element vectors (lcm(rows, 16), at most 240 elements), the piece
-// starting on such a block in the output binding.
-func (e *elementwise) rowGroup(s *span, ins int) uint32 {
+// starting on such a block in the output binding. On lavapipe (cpu),
+// rows of 1- and 2-byte elements that fit a 16-byte vector take blocks
+// of 16 rows where the piece starts on one: a lane then pays its
+// odometer and loads for up to 16x as many elements. Rows of 2 to 15
+// i8 ran in 0.39-0.71 of the time, of 2 to 8 f16 in 0.64-0.88; rows of
+// f32 ran up to 1.4x as long, and f16 rows of 10 and 12 no faster.
+func (e *elementwise) rowGroup(s *span, ins int, cpu bool) uint32 {
 	k := s.dims[0]
 	if s.rank < 2 || k < 2 || k >= 16 {
 		return 0
+	}
+	if cpu && e.width <= 2 && k*uint32(e.width) <= 16 && s.base[ins]%(16*k) == 0 {
+		return 16 * k
 	}
 	g := k / uint32(reduceGCD(uint64(k), 16)) * 16
 	if s.base[ins]%g != 0 {

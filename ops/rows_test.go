@@ -19,7 +19,9 @@ import (
 // [1, m, 1] too, the first whatever m). Three batches
 // of m = 16 rows put every block in one batch; m = 5 make blocks cross
 // batches, too many times for two runs; m = 21 make some blocks cross
-// one, and [37, l] leaves the last block to the element path.
+// one, and [37, l] leaves the last block to the element path. Blocks
+// are of 16 rows for u8 and f16 on lavapipe (rowGroup), else of
+// 16 / gcd(l, 16) rows: 8 for l = 2 and 6, 16 for the odd ones.
 // rowsMin is lowered so that these small tensors take the mode; every
 // variant runs with the usual pages, the device's choice with 4 KiB
 // pages, where pieces start inside blocks.
@@ -33,7 +35,7 @@ func TestRows(t *testing.T) {
 	run := func(t *testing.T, d *device.Device, masks bool) {
 		rng := rand.New(rand.NewPCG(21, 22))
 		for li, l := range []int{2, 3, 6, 13, 17} {
-			for _, s := range []tensor.Shape{{3, 16, l}, {3, 5, l}, {2, 21, l}, {37, l}} {
+			for _, s := range []tensor.Shape{{3, 16, l}, {7, 5, l}, {2, 21, l}, {37, l}} {
 				b, m := 1, s[0]
 				if len(s) == 3 {
 					b, m = s[0], s[1]
@@ -73,4 +75,39 @@ func everyVariant(t *testing.T, run func(t *testing.T, d *device.Device, masks b
 	small := devtest.Open(t, device.Options{PageSize: 4096})
 	run(t, small, false)
 	run(t, small, true)
+}
+
+// TestRowGroup checks which blocks of whole rows rowGroup plans: the
+// fewest rows that fill whole 16-element vectors, and on lavapipe 16
+// rows of 1- and 2-byte elements that fit a 16-byte vector, where the
+// piece starts on such a block.
+func TestRowGroup(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		rows  uint32 // row length
+		base  uint32 // the output's first element in its binding
+		cpu   bool
+		want  uint32
+	}{
+		{1, 4, 0, true, 64},
+		{1, 4, 16, true, 16}, // not on a block of 16 rows: lcm(4, 16)
+		{1, 4, 8, true, 0},   // not on a vector either
+		{1, 4, 0, false, 16}, // a GPU
+		{1, 15, 0, true, 240},
+		{1, 3, 0, true, 48},
+		{2, 8, 0, true, 128},
+		{2, 6, 0, true, 96},
+		{2, 10, 0, true, 80}, // rows of 20 bytes: lcm(10, 16)
+		{4, 4, 0, true, 16},  // f32 ran slower
+		{8, 2, 0, true, 16},
+		{1, 16, 0, true, 0}, // whole vectors: not modeRows
+		{1, 1, 0, true, 0},
+	} {
+		e := &elementwise{width: c.width}
+		s := span{rank: 2, dims: [maxRank]uint32{c.rows, 100}}
+		s.base[3] = c.base
+		if got := e.rowGroup(&s, 3, c.cpu); got != c.want {
+			t.Errorf("width %d, rows of %d, base %d, cpu %v: rowGroup = %d, want %d", c.width, c.rows, c.base, c.cpu, got, c.want)
+		}
+	}
 }
