@@ -24,6 +24,11 @@ var (
 // expandGroup is the expand kernels' workgroup size.
 const expandGroup = 256
 
+// expandBlockBytes is the bytes an expand invocation stores: rows of
+// that many bytes or more end at most once in a block, which the kernel
+// then blends from the two elements it loads first (LONG).
+const expandBlockBytes = 64
+
 // rowsOf returns how many times each element of an operand of shape src
 // repeats in a row when broadcast to out: the product of out's innermost
 // dimensions where src has size 1, if src equals out in every other
@@ -107,7 +112,7 @@ func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) 
 		var buf [32]byte
 		push := words(buf[:0]).u32(uint32(vecs), grid[0], uint32(lo/uint64(w)), uint32(r), m, sh,
 			uint32(skip/uint64(w)), uint32(src.Len()-1))
-		spec, args := [2]uint32{expandGroup, uint32(w)}, [2]device.Arg{in, out}
+		spec, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]device.Arg{in, out}
 		if err := d.Dispatch(k, spec[:], args[:], push, grid); err != nil {
 			return true, err
 		}

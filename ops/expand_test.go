@@ -49,7 +49,7 @@ func TestExpand(t *testing.T) {
 		}
 		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
 			w := dt.Size()
-			for _, r := range []int{16 / w, 16/w + 1, 17, 121, 509} {
+			for _, r := range []int{16 / w, 16/w + 1, 17, expandBlockBytes / w, expandBlockBytes/w + 1, 121, 509} {
 				for _, n := range []int{1, 3, 37, 250} {
 					src := randomHost(rng, dt, tensor.Shape{n, 1})
 					want, err := cpuref.Select(&tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{0}},

@@ -15,6 +15,9 @@
 //                which lavapipe stores in half the operations.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4; // element bytes: 1, 2, 4 or 8
+// LONG: rows of VECS vectors or more, so that at most one row ends in
+// an invocation's vectors.
+layout(constant_id = 2) const bool LONG = false;
 
 #ifdef TEXEL_LOADS
 layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcT;
@@ -60,9 +63,22 @@ uvec4 splat(uint q) {
 	return uvec4(W == 1u ? v * 0x01010101u : v * 0x00010001u);
 }
 
+// blend returns the vector whose c bytes before a row ends take a, the
+// rest b: whole words where elements are, else one in part.
+uvec4 blend(uvec4 a, uvec4 b, uvec4 c) {
+	const uvec4 at = uvec4(0u, 4u, 8u, 12u); // each word's first byte
+	uvec4 t = b;
+	if (W < 4u) {
+		uvec4 part = (uvec4(1u) << (8u * ((c - at) & 3u))) - 1u;
+		t = mix(b, (a & part) | (b & ~part), lessThan(at, c));
+	}
+	return mix(t, a, lessThan(at + 3u, c));
+}
+
 // VECS vectors an invocation, 64 bytes, as a select block of 4-byte
-// elements. It loads the element its first vector starts in and the
-// next, then one more each time a row ends.
+// elements (ops/expand.go's expandBlockBytes). It loads the element its
+// first vector starts in and the next; with LONG that is all, else one
+// more each time a row ends.
 const uint VECS = 4u;
 const uint PER = 16u / W; // elements a vector
 
@@ -77,26 +93,28 @@ void main() {
 	uint rem = e - q * pc.r; // the vector's first element's place in its row
 	uvec4 a = splat(q), b = splat(q + 1u);
 	uvec4 v[VECS];
-	for (uint k = 0u; k < VECS; k++) {
-		v[k] = a;
-		if (rem + PER > pc.r) {
-			// The c bytes before the row ends take element q, the rest
-			// q+1: whole words where elements are, else one in part.
-			uvec4 c = uvec4((pc.r - rem) * W);
-			const uvec4 at = uvec4(0u, 4u, 8u, 12u); // each word's first byte
-			uvec4 t = b;
-			if (W < 4u) {
-				uvec4 part = (uvec4(1u) << (8u * ((c - at) & 3u))) - 1u;
-				t = mix(b, (a & part) | (b & ~part), lessThan(at, c));
-			}
-			v[k] = mix(t, a, lessThan(at + 3u, c));
+	if (LONG) {
+		// The bytes before the row ends take element q, the rest q+1,
+		// with no load in the loop: llvmpipe runs the load that the
+		// loop below makes where a row ends for every lane at every
+		// vector.
+		int end = int((pc.r - rem) * W);
+		for (uint k = 0u; k < VECS; k++) {
+			v[k] = blend(a, b, uvec4(clamp(end - int(16u * k), 0, 16)));
 		}
-		rem += PER;
-		if (rem >= pc.r) {
-			rem -= pc.r;
-			q++;
-			a = b;
-			b = splat(q + 1u);
+	} else {
+		for (uint k = 0u; k < VECS; k++) {
+			v[k] = a;
+			if (rem + PER > pc.r) {
+				v[k] = blend(a, b, uvec4((pc.r - rem) * W));
+			}
+			rem += PER;
+			if (rem >= pc.r) {
+				rem -= pc.r;
+				q++;
+				a = b;
+				b = splat(q + 1u);
+			}
 		}
 	}
 #ifdef STORE64
