@@ -179,11 +179,13 @@ func TestFillPeek(t *testing.T) {
 }
 
 // TestTile tiles tensors of odd sizes across pages, staged and unified,
-// and refuses a tile that does not fit a whole number of times.
+// to outputs below and above the block that Tile stops doubling at, from
+// sources below and above it, and refuses a tile that does not fit a
+// whole number of times.
 func TestTile(t *testing.T) {
 	for _, staging := range []bool{false, true} {
 		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
-		for _, c := range []struct{ src, copies int }{{1, 1}, {1, 5000}, {3, 1}, {7, 1001}, {1500, 7}, {4097, 3}} {
+		for _, c := range []struct{ src, copies int }{{1, 1}, {1, 5000}, {3, 1}, {7, 1001}, {1500, 7}, {4097, 3}, {7, 300001}, {1<<20 + 3, 3}} {
 			h := randomHost(t, tensor.U8, tensor.Shape{c.src}, uint64(c.src))
 			x, err := d.Upload(h)
 			if err != nil {
