@@ -98,7 +98,7 @@ void main() {
 		// with no load in the loop: llvmpipe runs the load that the
 		// loop below makes where a row ends for every lane at every
 		// vector.
-		int end = int((pc.r - rem) * W);
+		int end = int(min(pc.r - rem, VECS * PER) * W); // at most the block: no overflow
 		for (uint k = 0u; k < VECS; k++) {
 			v[k] = blend(a, b, uvec4(clamp(end - int(16u * k), 0, 16)));
 		}
