@@ -41,18 +41,8 @@ func TestRowBlocks(t *testing.T) {
 		cond := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{b, m, 1}))
 		x := upload(t, d, randomHost(rng, tensor.U8, c.shape))
 		y := upload(t, d, randomHost(rng, tensor.U8, tensor.Shape{1, 1, 16}))
-		var out *device.Tensor
-		r, err := d.Capture(func() error {
-			var err error
-			out, err = Select(cond, x, y)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Free()
-		if r.Dispatches != c.dispatches {
-			t.Errorf("select of u8 rows of 16, %v: %d dispatches, want %d", c.shape, r.Dispatches, c.dispatches)
+		if n := selectDispatches(t, d, cond, x, y); n != c.dispatches {
+			t.Errorf("select of u8 rows of 16, %v: %d dispatches, want %d", c.shape, n, c.dispatches)
 		}
 	}
 }

@@ -30,19 +30,26 @@ func TestSeams(t *testing.T) {
 	// seams and the piece's end, three dispatches, the last the end's.
 	rng := rand.New(rand.NewPCG(25, 26))
 	c, x := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{100, 1})), upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{100, 17}))
+	if n := selectDispatches(t, d, c, x, x); n != 3 {
+		t.Errorf("select of rows of 17: %d dispatches, want 3 (whole blocks, seams, ends)", n)
+	}
+}
+
+// selectDispatches returns how many dispatches Select(cond, a, b)
+// records on d, and frees its result.
+func selectDispatches(t *testing.T, d *device.Device, cond, a, b *device.Tensor) int {
+	t.Helper()
 	var y *device.Tensor
 	r, err := d.Capture(func() error {
 		var err error
-		y, err = Select(c, x, x)
+		y, err = Select(cond, a, b)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	y.Free()
-	if r.Dispatches != 3 {
-		t.Errorf("select of rows of 17: %d dispatches, want 3 (whole blocks, seams, ends)", r.Dispatches)
-	}
+	return r.Dispatches
 }
 
 // checkRowTrios checks selects, wheres with a pushed scalar and, with
