@@ -63,10 +63,18 @@ type Options struct {
 }
 
 // Result is what Run measured. Times are in milliseconds per run.
+//
+// bench/report renders results from their JSON, fields it does not know
+// included: an op that times the parts of a run adds a number field for
+// each, named PART_ms, and one whose cases come in kinds (fused or not)
+// adds a string or bool field naming the kind. Either needs no change
+// to the renderer.
 type Result struct {
 	// Peer names the library that ran the case, for results that
 	// bench/peers.py measured on numpy or torch; empty for vkops.
-	Peer    string `json:"peer,omitempty"`
+	Peer string `json:"peer,omitempty"`
+	// Version is the peer library's version, such as "1.24.2".
+	Version string `json:"version,omitempty"`
 	Op      string `json:"op"`
 	Pattern string `json:"pattern"`
 	DType   string `json:"dtype"`

@@ -13,7 +13,7 @@ Each case is timed after a warm-up as the median of several runs; GB/s counts by
 written, as vkops bench does. numpy has no out= for where(), so it
 allocates its output; torch uses out= where it has one. numpy has no
 bfloat16, so bf16 runs on torch alone. Prints a table, or one JSON object
-per line with --json.
+per line with --json, naming its peer and the library's version.
 
 With --vkops FILE... (outputs of `vkops bench --json`, one per run),
 prints instead a markdown table of each case on vkops, numpy and torch side
@@ -198,7 +198,8 @@ def scalar(dname, first):
 
 
 def result(peer, op, pattern, dname, shape, t, nbytes):
-    return dict(peer=peer, op=op, pattern=pattern, dtype=dname, shape=list(shape), bytes=int(nbytes),
+    version = np.__version__ if peer == "numpy" else torch.__version__
+    return dict(peer=peer, version=version, op=op, pattern=pattern, dtype=dname, shape=list(shape), bytes=int(nbytes),
                 median_ms=t * 1e3, gbps=nbytes / t / 1e9)
 
 
