@@ -9,7 +9,7 @@ APT_PKGS := mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers glslc spir
 GLFW_PKGS := libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror
 
-.PHONY: all build deps deps-glfw deps-peers bench-peers shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go
+.PHONY: all build deps deps-glfw deps-peers bench-peers shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go bench-report
 
 all: build
 
@@ -91,3 +91,36 @@ fuzz:
 bench: deps build
 	./bin/vkops info
 	./bin/vkops bench
+
+# bench-report measures the suite on this machine's device beside numpy
+# and torch (each case on both in turn, ROUNDS rounds of RUNS runs: the
+# cases of bench/peers.py), the ops no peer runs (SOLO_OPS) with the
+# per-op cost, and the sweep the plot draws; keeps the JSON in
+# bench/results/DEVICE/, and writes from it the page of every case there,
+# the headline of BENCHMARKS.md, a sentence of README.md and
+# docs/bench.png (bench/report). GPU=DIR renders instead a GPU run
+# brought back in DIR: the bench.json, peers_cuda.json and log.txt of
+# ../shared/tools/gpu-lease/run.sh, measured at COMMIT (default HEAD).
+ROUNDS   ?= 3
+RUNS     ?= 7
+SIZE     ?= 16777216
+SOLO_OPS ?= upload,download,copy
+REPORT := $(GO) run ./bench/report
+# The command the tables name: make bench-report, with what was set.
+REPORT_CMD := $(strip make bench-report$(foreach v,ROUNDS RUNS SIZE SOLO_OPS,$(if $(filter command line environment,$(origin $(v))), $(v)=$($(v)))))
+ifdef GPU
+bench-report:
+	$(REPORT) -add $(GPU) -command "gpu-lease run.sh bench" $(if $(COMMIT),-commit $(COMMIT))
+else
+bench-report: deps deps-peers build
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; start=$$(date +%s); \
+	./bin/vkops info > $$tmp/info.txt; \
+	echo "bench-report: the suite beside the peers, $(ROUNDS) rounds"; \
+	/usr/bin/python3 bench/peers.py --interleave bin/vkops --rounds $(ROUNDS) --runs $(RUNS) --elems $(SIZE) --save $$tmp >/dev/null; \
+	echo "bench-report: $(SOLO_OPS) and the per-op cost"; \
+	./bin/vkops bench --op $(SOLO_OPS) --size $(SIZE) --runs $(RUNS) --json > $$tmp/solo.json; \
+	echo "bench-report: the sweep"; mkdir $$tmp/sweep; \
+	./bin/vkops bench --sweep --size $(SIZE) --runs 3 --overhead=false --json > $$tmp/sweep/vkops.json; \
+	/usr/bin/python3 bench/peers.py --sweep --elems $(SIZE) --runs 3 --json > $$tmp/sweep/peers.json; \
+	$(REPORT) -add $$tmp $(if $(COMMIT),-commit $(COMMIT)) -command "$(REPORT_CMD)" -seconds $$(( $$(date +%s) - start )) -plot docs/bench.png
+endif
