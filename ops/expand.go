@@ -67,15 +67,15 @@ func expandKernel(d *device.Device) *device.Kernel {
 }
 
 // expandWins reports whether rows of r elements of w bytes expand
-// faster than the select kernel broadcasts them. On lavapipe (16M-element
-// outputs, GPU time, BENCHMARKS.md "Rows repeated") the select kernel
-// took 2 to 14 times as long as expand on 1-byte rows of 16 to 2000 and
-// on rows of 17 to 300 elements of 2, 4 and 8 bytes while it went element
-// by element where rows end inside blocks, and still 1.1 to 4.8 times
-// once it read those blocks by vectors (modeSeams). Where its rows are
-// whole 16-element chunks (no row ends inside a block), or longer than a
-// KiB, it was as fast or faster; under 16 elements its blocks of whole
-// rows are.
+// faster than the select kernel broadcasts them. On lavapipe
+// (16M-element outputs, GPU time; BENCHMARKS.md at a602088, "Rows
+// repeated") the select kernel took 2 to 14 times as long as expand on
+// 1-byte rows of 16 to 2000 and on rows of 17 to 300 elements of 2, 4
+// and 8 bytes while it went element by element where rows end inside
+// blocks, and still 1.1 to 4.8 times once it read those blocks by
+// vectors (modeSeams). Where its rows are whole 16-element chunks (no
+// row ends inside a block), or longer than a KiB, it was as fast or
+// faster; under 16 elements its blocks of whole rows are.
 func expandWins(r, w int) bool {
 	return r >= 16 && (w == 1 || r%16 != 0 && r*w <= 1024)
 }

@@ -181,10 +181,11 @@ func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
 // broadcast only along outer axes, such as a row over every row, tiled
 // (device.Device.Tile): one that holds every element is one copy. On
 // lavapipe these run as memcpy and memset, 2.5 times as fast as the
-// kernel in geometric mean (BENCHMARKS.md, "One-element conds"). An
-// operand broadcast only along inner axes, such as a column, is expanded
-// where that beats the kernel (expandWins). Other broadcasts, and pushed
-// 8-byte scalars whose halves differ, take the kernel.
+// kernel in geometric mean (BENCHMARKS.md at a602088, "One-element
+// conds"). An operand broadcast only along inner axes, such as a
+// column, is expanded where that beats the kernel (expandWins). Other
+// broadcasts, and pushed 8-byte scalars whose halves differ, take the
+// kernel.
 func selectDirect(e *elementwise, d *device.Device) (bool, error) {
 	cond, res := e.ts[0], e.ts[3]
 	var c [1]byte

@@ -85,7 +85,7 @@ type driverDefault struct {
 	variant string
 }
 
-// driverDefaults come from BENCHMARKS.md, "Kernel variants".
+// driverDefaults come from BENCHMARKS.md at a602088, "Kernel variants".
 var driverDefaults = []driverDefault{
 	// Lavapipe (Mesa llvmpipe): texel loads, and 64-bit stores where the
 	// variant has them, are several times faster than storage buffers.
