@@ -29,7 +29,7 @@ func maskBitsHost(dt tensor.DType, bits []uint64) *tensor.Host {
 
 // maskCompareTable is masks.md's comparison rules at their edges, each
 // row a pair and what equal, not-equal, less, less-equal, greater and
-// greater-equal give (T or F, in that order). TESTING.md shows it.
+// greater-equal give (T or F, in that order). TESTING.md sums it up.
 var maskCompareTable = []struct {
 	dt   tensor.DType
 	a, b uint64
