@@ -274,8 +274,8 @@ func overheadTable(ovs []overhead) string {
 			}
 		}
 		figs = append(figs,
-			figure{"first call of " + fc.Case + ", ms, empty cache", at(func(c bench.FirstCall) float64 { return c.ColdMS })},
-			figure{"the same, warm cache", at(func(c bench.FirstCall) float64 { return c.WarmMS })})
+			figure{"first call of " + fc.Case + ", ms, empty vkops cache dir", at(func(c bench.FirstCall) float64 { return c.ColdMS })},
+			figure{"the same, the dir that call filled", at(func(c bench.FirstCall) float64 { return c.WarmMS })})
 	}
 	var b strings.Builder
 	p := ovs[0].PerOp
