@@ -156,14 +156,25 @@ func driverIn(files ...string) string {
 	return "unknown"
 }
 
-// gpuIn finds the line that `nvidia-smi --query-gpu=name,... --format=csv`
-// wrote after its header in the GPU bundle's log, or "".
+// gpuIn describes the GPU from what `nvidia-smi --query-gpu=name,...
+// --format=csv` wrote in the GPU bundle's log, less its name and
+// driver, which the tables give already: "clocks.sm 1980 MHz,
+// memory.total 81559 MiB (nvidia-smi)"; "" without it.
 func gpuIn(file string) string {
 	ls := lines(file)
 	for i, line := range ls {
-		if strings.HasPrefix(line, "name, ") && i+1 < len(ls) {
-			return ls[i+1] + " (nvidia-smi)"
+		if !strings.HasPrefix(line, "name, ") || i+1 >= len(ls) {
+			continue
 		}
+		keys, values := strings.Split(line, ", "), strings.Split(ls[i+1], ", ")
+		var parts []string
+		for j, k := range keys {
+			k, _, _ = strings.Cut(k, " [")
+			if j < len(values) && k != "name" && k != "driver_version" {
+				parts = append(parts, k+" "+values[j])
+			}
+		}
+		return strings.Join(parts, ", ") + " (nvidia-smi)"
 	}
 	return ""
 }

@@ -91,7 +91,7 @@ func TestAddGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Driver != "NVIDIA 580.159.04" || !strings.HasPrefix(m.Machine, "NVIDIA H100 80GB HBM3, 580.159.04") || m.Commit != "def5678" {
+	if m.Driver != "NVIDIA 580.159.04" || m.Machine != "clocks.sm 1980 MHz, memory.total 81559 MiB (nvidia-smi)" || m.Commit != "def5678" {
 		t.Errorf("meta %+v", m)
 	}
 	for _, f := range []string{"bench.json", "peers_cuda.json", "log.txt", "README.md"} {
