@@ -39,6 +39,9 @@ type Case struct {
 	// HostOnly marks cases whose work is host copies (uploads and
 	// downloads on unified memory): they have no GPU time.
 	HostOnly bool
+	// MinWarmup, when above Options.Warmup, is the untimed runs the case
+	// needs to reach its steady state.
+	MinWarmup int
 	// HostCopy, when nonzero, is the bytes of a Go copy() that a Runner
 	// times beside the case as its denominator: the host's own speed
 	// at moving the bytes the case moves.
@@ -156,7 +159,7 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 		return d.Sync()
 	}
 	warm := time.Now().Add(WarmupTime(d))
-	for i := 0; i < opts.Warmup || time.Now().Before(warm); i++ {
+	for i := 0; i < max(opts.Warmup, c.MinWarmup) || time.Now().Before(warm); i++ {
 		if err := once(); err != nil {
 			return res, fmt.Errorf("bench %s: %w", c.Name(), err)
 		}

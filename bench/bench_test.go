@@ -318,12 +318,20 @@ func TestOffloadDataAndCold(t *testing.T) {
 		t.Errorf("offload data: cond %v, then[5] %v, else[5] %v", o.cond[:16], o.then[5], o.els[5])
 	}
 	devtest.Open(t, device.Options{}) // skips where there is no device
-	res, err := MeasureCold(device.Options{CacheDir: cacheDir, Validation: true,
-		OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) }}, MinSize, 2)
-	if err != nil {
-		t.Fatal(err)
+	for _, path := range []string{"whole", "wrap"} {
+		res, err := MeasureCold(device.Options{CacheDir: cacheDir, Validation: true,
+			OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) }}, MinSize, 2, path)
+		if errors.Is(err, ErrSkip) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ColdMS <= 0 || res.WarmMS <= 0 || res.Ratio <= 0 || res.Path != path || res.Shape[0] != MinSize {
+			t.Errorf("MeasureCold: %+v", res)
+		}
 	}
-	if res.ColdMS <= 0 || res.WarmMS <= 0 || res.Ratio <= 0 || res.Path != "whole" || res.Shape[0] != MinSize {
-		t.Errorf("MeasureCold: %+v", res)
+	if _, err := MeasureCold(device.Options{}, MinSize, 1, "nosuchpath"); err == nil {
+		t.Error("MeasureCold by no path succeeded")
 	}
 }

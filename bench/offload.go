@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -124,7 +128,8 @@ func Offload(n int) []*Case {
 	mustSize(n)
 	shape := tensor.Shape{n}
 	data := lazyOffloadData(n)
-	whole := &Case{Op: "offload", Pattern: "whole", DType: tensor.F32, Shape: shape, Bytes: uint64(13 * n), HostOnly: true}
+	whole := &Case{Op: "offload", Pattern: "whole", DType: tensor.F32, Shape: shape, Bytes: uint64(13 * n), HostOnly: true,
+		MinWarmup: resultWarmup}
 	whole.Setup = func(d *device.Device) (func() error, func(), error) {
 		o := data()
 		var got []float32
@@ -194,6 +199,14 @@ func wrapSlices(d *device.Device, o *offloadData) ([]*device.Tensor, error) {
 	}
 	return ts, nil
 }
+
+// resultWarmup is the warm-up of the cases that allocate a result slice
+// per run (ToSlice): the Go heap grows to its goal over the first few.
+// In a fresh process, each of the first five 64 MiB results was memory
+// the process had never touched, 16k page faults that took 38-46 ms
+// (and up to 140); from the sixth on the heap reused freed ones, and
+// ToSlice took 4 ms. The cold case measures the first ones.
+const resultWarmup = 8
 
 // lazyOffloadData makes the offload's data on first use and keeps it for
 // the cases that share it.
@@ -324,7 +337,8 @@ func fromSliceCase(n int, dt tensor.DType, data func() *offloadData) *Case {
 // toSliceCase is ToSlice of a resident f32 tensor.
 func toSliceCase(n int, data func() *offloadData) *Case {
 	bytes := uint64(4 * n)
-	c := &Case{Op: "offload", Pattern: "toslice", DType: tensor.F32, Shape: tensor.Shape{n}, Bytes: bytes, HostOnly: true, HostCopy: bytes}
+	c := &Case{Op: "offload", Pattern: "toslice", DType: tensor.F32, Shape: tensor.Shape{n}, Bytes: bytes, HostOnly: true, HostCopy: bytes,
+		MinWarmup: resultWarmup}
 	c.Setup = func(d *device.Device) (func() error, func(), error) {
 		o := data()
 		x, err := device.FromSlice(d, o.then)
@@ -346,23 +360,33 @@ func toSliceCase(n int, data func() *offloadData) *Case {
 type ColdOffload struct {
 	Op      string  `json:"op"`      // "offload"
 	Pattern string  `json:"pattern"` // "cold"
-	Path    string  `json:"path"`    // the pattern of the case it repeats: "whole"
+	Path    string  `json:"path"`    // the pattern of the case it repeats: "whole" or "wrap"
 	Device  string  `json:"device"`
+	DType   string  `json:"dtype"` // "f32"
 	Shape   []int   `json:"shape"`
 	ColdMS  float64 `json:"cold_ms"` // the first offload after Open
 	WarmMS  float64 `json:"warm_ms"` // the median of the runs after it
 	Ratio   float64 `json:"cold_over_warm"`
+	// The page faults of the first run and the median of the others
+	// (Linux's minor faults; 0 where unknown): the memory the process
+	// touched for the first time, whose cost the first run pays.
+	ColdFaults int64 `json:"cold_page_faults"`
+	WarmFaults int64 `json:"warm_page_faults"`
 }
 
 // MeasureCold opens a device with opts and times its first offload of
-// n elements through FromSlice and ToSlice, then runs more: the job a
+// n elements by path ("whole": FromSlice and ToSlice, or "wrap": Wrap and
+// View, ErrSkip where the device cannot wrap), then runs more: the job a
 // program that offloads once pays. Its operands are written before the
 // device is opened. Run it in a fresh process (`vkops bench --cold`):
 // the pages a process has not touched yet are part of what it measures.
 // Every result is checked bit for bit.
-func MeasureCold(opts device.Options, n, runs int) (ColdOffload, error) {
+func MeasureCold(opts device.Options, n, runs int, path string) (ColdOffload, error) {
 	mustSize(n)
-	res := ColdOffload{Op: "offload", Pattern: "cold", Path: "whole", Shape: []int{n}}
+	res := ColdOffload{Op: "offload", Pattern: "cold", Path: path, DType: "f32", Shape: []int{n}}
+	if path != "whole" && path != "wrap" {
+		return res, fmt.Errorf("bench offload/cold: path %q: want whole or wrap", path)
+	}
 	o := newOffloadData(n)
 	d, err := device.Open(opts)
 	if err != nil {
@@ -370,20 +394,65 @@ func MeasureCold(opts device.Options, n, runs int) (ColdOffload, error) {
 	}
 	defer d.Close()
 	res.Device = d.String()
-	var times []float64
+	if ok, _ := d.CanWrap(); path == "wrap" && !ok {
+		return res, fmt.Errorf("%w: %s cannot import host memory", ErrSkip, d)
+	}
+	var times, faults []float64
 	for i := range 1 + max(runs, 1) {
+		f := pageFaults()
 		start := time.Now()
-		got, err := offloadFromSlices(d, o)
-		ms := float64(time.Since(start).Nanoseconds()) / 1e6
+		check, err := offloadOnce(d, o, path)
+		times = append(times, float64(time.Since(start).Nanoseconds())/1e6)
+		faults = append(faults, float64(pageFaults()-f))
+		if err == nil {
+			err = check()
+		}
 		if err != nil {
 			return res, fmt.Errorf("bench offload/cold: run %d: %w", i, err)
 		}
-		if err := o.check(got); err != nil {
-			return res, fmt.Errorf("bench offload/cold: run %d: wrong result: %w", i, err)
-		}
-		times = append(times, ms)
 	}
 	res.ColdMS, res.WarmMS = times[0], median(times[1:])
+	res.ColdFaults, res.WarmFaults = int64(faults[0]), int64(median(faults[1:]))
 	res.Ratio = res.ColdMS / res.WarmMS
 	return res, nil
+}
+
+// offloadOnce runs the offload by path, and returns what checks its
+// result and frees what holds it.
+func offloadOnce(d *device.Device, o *offloadData, path string) (check func() error, err error) {
+	if path == "whole" {
+		got, err := offloadFromSlices(d, o)
+		return func() error { return o.check(got) }, err
+	}
+	ts, err := wrapSlices(d, o)
+	if err != nil {
+		return nil, err
+	}
+	defer freeAll(ts)
+	y, err := ops.Select(ts[0], ts[1], ts[2])
+	if err != nil {
+		return nil, err
+	}
+	got, err := device.View[float32](y)
+	if err != nil {
+		y.Free()
+		return nil, err
+	}
+	return func() error { defer y.Free(); return o.checkPages(got) }, nil
+}
+
+// pageFaults returns the minor page faults of this process so far, from
+// /proc/self/stat: 0 where there is none.
+func pageFaults() int64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, may hold spaces: count from its end.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64) // minflt, field 10
+	return n
 }

@@ -406,7 +406,7 @@ def interleave(args):
                    "--runs", str(args.runs), "--overhead=false", "--json"] + size
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             vk_runs[r] += [row for line in out.splitlines() if line.strip()
-                           for row in [json.loads(line)] if row.get("op") == op]
+                           for row in [json.loads(line)] if row.get("op") == op and "wall_median_ms" in row]
             args.only = case
             peer_runs[r] += (run_zoo if args.zoo else run)(args)
             args.only = None
@@ -501,7 +501,7 @@ def side_by_side(vkops_runs, peer_runs):
     def key(r):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
     ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and", "offload")
-    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops)
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops and "wall_median_ms" in r)
     tp = torch_peer(peer_runs)
     print(f"| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | {tp} ms | {tp} / vkops |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -49,8 +49,8 @@ func runBench(e *env, args []string) error {
 	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
 	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
 	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
-	cold := fs.Bool("cold", false, "time only the first offload of --size elements in this process and the ones after it "+
-		"(--op offload runs this in a fresh process)")
+	cold := fs.String("cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
+		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -87,8 +87,8 @@ func runBench(e *env, args []string) error {
 			return badInput("bench: --peers: %v", err)
 		}
 	}
-	if *cold {
-		return runCold(e, *size, *runs, *asJSON)
+	if *cold != "" {
+		return runCold(e, *cold, *size, *runs, *asJSON)
 	}
 	sizes := []int{*size}
 	if *sweep {
@@ -485,18 +485,22 @@ func readPeers(file string) ([]bench.Result, error) {
 	return rs, nil
 }
 
-// runCold is `vkops bench --cold`: the first offload of this process
-// and the ones after it (bench.MeasureCold), as one JSON object or a line.
-func runCold(e *env, n, runs int, asJSON bool) error {
-	res, err := bench.MeasureCold(device.Options{Device: e.device}, n, runs)
+// runCold is `vkops bench --cold PATH`: the first offload of this
+// process by path and the ones after it (bench.MeasureCold), as one JSON
+// object or a line.
+func runCold(e *env, path string, n, runs int, asJSON bool) error {
+	if path != "whole" && path != "wrap" {
+		return badInput("bench: --cold %q: want whole or wrap", path)
+	}
+	res, err := bench.MeasureCold(device.Options{Device: e.device}, n, runs, path)
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(res)
 	}
-	fmt.Fprintf(e.stdout, "offload %v on %s: first in this process %.1f ms, warm %.1f ms (median of %d), cold / warm %.2f\n",
-		res.Shape, res.Device, res.ColdMS, res.WarmMS, runs, res.Ratio)
+	fmt.Fprintf(e.stdout, "offload %v by %s on %s: first in this process %.1f ms (%d page faults), warm %.1f ms (%d), cold / warm %.2f\n",
+		res.Shape, path, res.Device, res.ColdMS, res.ColdFaults, res.WarmMS, res.WarmFaults, res.Ratio)
 	return nil
 }
 
@@ -510,32 +514,47 @@ var selfCommand = func(args ...string) (*exec.Cmd, error) {
 	return exec.Command(exe, args...), nil
 }
 
-// coldOffload runs `vkops bench --cold` in a fresh process, so that its
-// first offload meets fresh pages and a fresh device as a program's
-// would, and prints what it measured.
+// coldOffload runs `vkops bench --cold` by each path in a fresh process,
+// so that its first offload meets fresh pages and a fresh device as a
+// program's would, and prints what it measured.
 func (r *report) coldOffload(e *env, n, runs int) error {
-	args := []string{"bench", "--cold", "--size", strconv.Itoa(n), "--runs", strconv.Itoa(runs), "--json"}
-	if e.device != "" {
-		args = append([]string{"--device", e.device}, args...)
+	if r.json == nil {
+		fmt.Fprintf(r.w, "\nthe first offload in a fresh process (cold) and the %d after it (warm, medians), page faults beside:\n", runs)
 	}
-	cmd, err := selfCommand(args...)
-	if err != nil {
-		return fmt.Errorf("bench: offload/cold: %w", err)
+	for _, path := range []string{"whole", "wrap"} {
+		args := []string{"bench", "--cold", path, "--size", strconv.Itoa(n), "--runs", strconv.Itoa(runs), "--json"}
+		if e.device != "" {
+			args = append([]string{"--device", e.device}, args...)
+		}
+		cmd, err := selfCommand(args...)
+		if err != nil {
+			return fmt.Errorf("bench: offload/cold: %w", err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		msg := strings.TrimSpace(stderr.String())
+		if err != nil && strings.Contains(msg, bench.ErrSkip.Error()) {
+			if r.json == nil {
+				fmt.Fprintf(r.w, "  %s: %s\n", path, msg)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("bench: offload/cold by %s in a fresh process: %v: %s", path, err, msg)
+		}
+		var res bench.ColdOffload
+		if err := json.Unmarshal(out, &res); err != nil {
+			return fmt.Errorf("bench: offload/cold: %v in %q", err, out)
+		}
+		if r.json != nil {
+			if err := r.json.Encode(res); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(r.w, "  offload/cold/f32%v by %-5s cold %8.1f ms (%6d faults)   warm %8.1f ms (%6d faults)   cold / warm %.2f\n",
+			res.Shape, path, res.ColdMS, res.ColdFaults, res.WarmMS, res.WarmFaults, res.Ratio)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("bench: offload/cold in a fresh process: %v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	var res bench.ColdOffload
-	if err := json.Unmarshal(out, &res); err != nil {
-		return fmt.Errorf("bench: offload/cold: %v in %q", err, out)
-	}
-	if r.json != nil {
-		return r.json.Encode(res)
-	}
-	fmt.Fprintf(r.w, "\noffload/cold/f32%v, the first offload (whole) in a fresh process: %.1f ms; the %d after it: %.1f ms; cold / warm %.2f\n",
-		res.Shape, res.ColdMS, runs, res.WarmMS, res.Ratio)
 	return nil
 }
