@@ -72,8 +72,14 @@ func (d *Device) Unified() bool {
 
 // memoryType picks the first allowed type with the properties placement
 // wants; mapped demands host-visible and coherent memory.
+//
+// Upload and Readback memory is the host's own where the device offers
+// it (not device-local): pinned memory that the host writes and reads at
+// its own speed and the device's copy engines cross the bus from. NVIDIA
+// lists its BAR (device-local, host-visible, coherent) before it, which
+// the host writes across the bus, write-combined, and must not read.
 func (d *Device) memoryType(allowed uint32, p Placement, mapped bool) int {
-	type want struct{ local, visible, coherent, cached bool }
+	type want struct{ local, visible, coherent, cached, host bool }
 	var prefs []want
 	switch {
 	case p == DeviceMapped || p == DeviceLocal && mapped:
@@ -81,16 +87,17 @@ func (d *Device) memoryType(allowed uint32, p Placement, mapped bool) int {
 	case p == DeviceLocal:
 		prefs = []want{{local: true}}
 	case p == Upload:
-		prefs = []want{{visible: true, coherent: true}}
+		prefs = []want{{visible: true, coherent: true, host: true}, {visible: true, coherent: true}}
 	case p == Readback:
-		prefs = []want{{visible: true, coherent: true, cached: true}, {visible: true, coherent: true}}
+		prefs = []want{{visible: true, coherent: true, cached: true, host: true}, {visible: true, coherent: true, cached: true},
+			{visible: true, coherent: true}}
 	}
 	for _, w := range prefs {
 		for i, t := range d.Info.MemoryTypes {
 			if allowed&(1<<i) == 0 {
 				continue
 			}
-			if (!w.local || t.DeviceLocal) && (!w.visible || t.HostVisible) &&
+			if (!w.local || t.DeviceLocal) && (!w.visible || t.HostVisible) && (!w.host || !t.DeviceLocal) &&
 				(!w.coherent || t.HostCoherent) && (!w.cached || t.HostCached) {
 				return i
 			}

@@ -177,3 +177,26 @@ func TestImportBuffer(t *testing.T) {
 		}
 	}
 }
+
+// On a discrete GPU's memory types, as NVIDIA lists them, staging goes
+// to the host's memory, not to the BAR listed before it, and
+// DeviceMapped to the BAR.
+func TestMemoryTypeDiscrete(t *testing.T) {
+	d := &Device{Info: &DeviceInfo{Type: TypeDiscrete, MemoryTypes: []MemoryType{
+		{Heap: 0, DeviceLocal: true},
+		{Heap: 0, DeviceLocal: true, HostVisible: true, HostCoherent: true},
+		{Heap: 1, HostVisible: true, HostCoherent: true},
+		{Heap: 1, HostVisible: true, HostCoherent: true, HostCached: true},
+	}}}
+	for _, c := range []struct {
+		p    Placement
+		want int
+	}{{DeviceLocal, 0}, {Upload, 2}, {Readback, 3}, {DeviceMapped, 1}} {
+		if got := d.memoryType(^uint32(0), c.p, c.p != DeviceLocal); got != c.want {
+			t.Errorf("%v: memory type %d, want %d", c.p, got, c.want)
+		}
+	}
+	if d.Unified() || !d.HasDeviceMapped() {
+		t.Errorf("Unified %v, HasDeviceMapped %v: want false, true", d.Unified(), d.HasDeviceMapped())
+	}
+}
