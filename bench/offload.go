@@ -112,8 +112,9 @@ func checkEqual[T comparable](got, want []T) error {
 //	whole      FromSlice of cond ([]bool), then and else ([]float32),
 //	           ops.Select, ToSlice of the result: the whole job
 //	wrap       the same job with no copy: Wrap of the three slices,
-//	           ops.Select, its result read through View; where the
-//	           device cannot wrap, the case is skipped (ErrSkip)
+//	           ops.Select, its result read through View (downloaded by
+//	           ToSlice where the host does not map it: a discrete GPU);
+//	           where the device cannot wrap, the case is skipped (ErrSkip)
 //	resident   the same select on operands already on the device, its
 //	           result read through View where the host maps it: the
 //	           kernel alone
@@ -167,12 +168,23 @@ func wrapCase(n int, data func() *offloadData) *Case {
 			if y, err = ops.Select(ts[0], ts[1], ts[2]); err != nil {
 				return err
 			}
-			got, err = device.View[float32](y)
+			got, err = resultPages(y)
 			return err
 		}
 		return run, func() { c.verify = nil; y.Free() }, nil
 	}
 	return c
+}
+
+// resultPages reads a result in place where the host maps it (View),
+// and downloads it elsewhere (ToSlice), as on a discrete GPU, whose
+// kernels read wrapped operands across the bus.
+func resultPages(y *device.Tensor) ([][]float32, error) {
+	if y.Device().Unified() {
+		return device.View[float32](y)
+	}
+	got, err := device.ToSlice[float32](y)
+	return [][]float32{got}, err
 }
 
 // wrapSlices wraps the offload's slices, and fails unless each is used
@@ -433,7 +445,7 @@ func offloadOnce(d *device.Device, o *offloadData, path string) (check func() er
 	if err != nil {
 		return nil, err
 	}
-	got, err := device.View[float32](y)
+	got, err := resultPages(y)
 	if err != nil {
 		y.Free()
 		return nil, err
