@@ -239,20 +239,22 @@ func (t *Tensor) importCopy(host []byte, to, bools bool) (bool, error) {
 		}
 	}()
 	var last *result
+	var err error
 	for i, s := range t.pages {
 		lo := uint64(i) * d.pageSize
 		n := min(d.pageSize, t.bytes-lo)
-		b, err := d.dev.ImportBuffer(unsafe.Add(p, lo), n, n)
-		if err != nil {
+		var b *vk.Buffer
+		if b, err = d.dev.ImportBuffer(unsafe.Add(p, lo), n, n); err != nil {
 			if len(bufs) == 0 {
 				return false, nil // the driver refuses this memory: stage it
 			}
-			return true, d.fail(err)
+			err = d.fail(err)
+			break
 		}
 		bufs = append(bufs, b)
-		rec, err := d.stream.recording()
-		if err != nil {
-			return true, err
+		var rec *batch
+		if rec, err = d.stream.recording(); err != nil {
+			break
 		}
 		d.stream.order(rec, access{t, lo, lo + n, to})
 		if to {
@@ -263,7 +265,12 @@ func (t *Tensor) importCopy(host []byte, to, bools bool) (bool, error) {
 		}
 		t.lastUse, last = rec.res, rec.res
 	}
-	if err := d.stream.waitFor(last); err != nil {
+	// The copies recorded must end before their buffers are destroyed,
+	// even where a later page failed.
+	if werr := d.stream.waitFor(last); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return true, err
 	}
 	if !to && bools {
