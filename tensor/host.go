@@ -174,8 +174,12 @@ func Bytes[T Element](s []T) []byte {
 func CanonicalBools(b []byte) {
 	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
 	// Unaligned loads are fine on the little-endian hosts that Bytes
-	// assumes.
-	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	// assumes. A pointer to a word is made only where one fits: checkptr
+	// (-race) rejects one that reaches past the allocation.
+	var words []uint64
+	if len(b) >= 8 {
+		words = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	}
 	for i, w := range words {
 		// A byte's low seven bits plus 0x7f carry into its top bit when
 		// any is set, and never into the next byte.
