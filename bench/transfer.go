@@ -26,20 +26,22 @@ import (
 // A way the device lacks is skipped (ErrSkip). The host's bytes are
 // written before timing.
 func Transfer(n int) []*Case {
-	cs := []*Case{uploadCase(n, ""), downloadCase(n, "")}
+	cs := []*Case{transferCase("upload", n, ""), transferCase("download", n, "")}
 	for _, way := range []string{"staged", "direct", "import", "dma"} {
-		cs = append(cs, uploadCase(n, way))
+		cs = append(cs, transferCase("upload", n, way))
 		if way != "direct" {
-			cs = append(cs, downloadCase(n, way))
+			cs = append(cs, transferCase("download", n, way))
 		}
 	}
 	return append(cs, Copy(n))
 }
 
-// uploadCase is Write of n bytes, or for "dma" a copy from a wrapped slice.
-func uploadCase(n int, way string) *Case {
+// transferCase is an upload (Write of n bytes) or a download (Read), or
+// for "dma" a copy from or into a wrapped slice.
+func transferCase(op string, n int, way string) *Case {
 	shape := tensor.Shape{n}
-	return &Case{Op: "upload", Pattern: way, DType: tensor.U8, Shape: shape, Bytes: uint64(n), HostOnly: true, HostCopy: uint64(n),
+	up := op == "upload"
+	return &Case{Op: op, Pattern: way, DType: tensor.U8, Shape: shape, Bytes: uint64(n), HostOnly: true, HostCopy: uint64(n),
 		Setup: func(d *device.Device) (func() error, func(), error) {
 			td, closeTD, err := transferDevice(d, way)
 			if err != nil {
@@ -47,35 +49,7 @@ func uploadCase(n int, way string) *Case {
 			}
 			host := written(n)
 			x, err := td.Empty(tensor.U8, shape)
-			if err != nil {
-				closeTD()
-				return nil, nil, err
-			}
-			cleanup := func() { x.Free(); closeTD() }
-			if way != "dma" {
-				return func() error { return syncAfter(td, x.Write(host)) }, cleanup, nil
-			}
-			w, err := wrapped(td, host)
-			if err != nil {
-				cleanup()
-				return nil, nil, err
-			}
-			return func() error { return syncAfter(td, td.Copy(x, w)) }, func() { w.Free(); cleanup() }, nil
-		}}
-}
-
-// downloadCase is Read of n bytes, or for "dma" a copy into a wrapped slice.
-func downloadCase(n int, way string) *Case {
-	shape := tensor.Shape{n}
-	return &Case{Op: "download", Pattern: way, DType: tensor.U8, Shape: shape, Bytes: uint64(n), HostOnly: true, HostCopy: uint64(n),
-		Setup: func(d *device.Device) (func() error, func(), error) {
-			td, closeTD, err := transferDevice(d, way)
-			if err != nil {
-				return nil, nil, err
-			}
-			host := written(n)
-			x, err := td.Empty(tensor.U8, shape)
-			if err == nil {
+			if err == nil && !up {
 				err = x.Write(host)
 			}
 			if err != nil {
@@ -84,7 +58,10 @@ func downloadCase(n int, way string) *Case {
 				return nil, nil, err
 			}
 			cleanup := func() { x.Free(); closeTD() }
-			if way != "dma" {
+			switch {
+			case way != "dma" && up:
+				return func() error { return syncAfter(td, x.Write(host)) }, cleanup, nil
+			case way != "dma":
 				return func() error { return x.Read(host) }, cleanup, nil
 			}
 			w, err := wrapped(td, host)
@@ -92,7 +69,11 @@ func downloadCase(n int, way string) *Case {
 				cleanup()
 				return nil, nil, err
 			}
-			return func() error { return syncAfter(td, td.Copy(w, x)) }, func() { w.Free(); cleanup() }, nil
+			dst, src := x, w
+			if !up {
+				dst, src = w, x
+			}
+			return func() error { return syncAfter(td, td.Copy(dst, src)) }, func() { w.Free(); cleanup() }, nil
 		}}
 }
 

@@ -176,16 +176,25 @@ func TestBoolsCanonical(t *testing.T) {
 	}
 }
 
-// Wrap uses a slice in place where it can and copies it otherwise, and
-// says which: a slice off the alignment, one whose length is no whole
-// number of 16-byte words or whose capacity stops short of the next
-// alignment is copied.
-func TestWrapFallsBack(t *testing.T) {
+// wrapDevice opens a device of 4 KiB pages that can wrap slices, and
+// returns it with the alignment they need; it skips t where the device
+// cannot.
+func wrapDevice(t *testing.T) (*device.Device, uint64) {
+	t.Helper()
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	ok, align := d.CanWrap()
 	if !ok {
 		t.Skipf("%s cannot import host memory", d)
 	}
+	return d, align
+}
+
+// Wrap uses a slice in place where it can and copies it otherwise, and
+// says which: a slice off the alignment, one whose length is no whole
+// number of 16-byte words or whose capacity stops short of the next
+// alignment is copied.
+func TestWrapFallsBack(t *testing.T) {
+	d, align := wrapDevice(t)
 	n := int(3*align/4) + 4 // three alignments and a word
 	base := aligned[float32](n+8, align)
 	fill(base, 1)
@@ -223,11 +232,7 @@ func TestWrapFallsBack(t *testing.T) {
 // tensor, by the host or an op, is read through the other, and through
 // the slice once the op is done; a slice larger than a page spans pages.
 func TestWrapTwice(t *testing.T) {
-	d := devtest.Open(t, device.Options{PageSize: 4096})
-	ok, align := d.CanWrap()
-	if !ok {
-		t.Skipf("%s cannot import host memory", d)
-	}
+	d, align := wrapDevice(t)
 	n := 5*1024 + 256 // 5.25 pages of u32
 	s := aligned[uint32](n, align)
 	a, err := device.Wrap(d, s)
@@ -277,11 +282,7 @@ func TestWrapTwice(t *testing.T) {
 // pinned and alive until the op is done: the op reads what the slice
 // held, and only then may the slice be collected.
 func TestWrapFreedWhilePending(t *testing.T) {
-	d := devtest.Open(t, device.Options{PageSize: 4096})
-	ok, align := d.CanWrap()
-	if !ok {
-		t.Skipf("%s cannot import host memory", d)
-	}
+	d, align := wrapDevice(t)
 	n := 4 * 1024
 	want := make([]uint32, n)
 	fill(want, 9)
