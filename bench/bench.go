@@ -8,6 +8,7 @@ package bench
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -15,6 +16,11 @@ import (
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
 )
+
+// ErrSkip is what a case's Setup reports, wrapped with the reason, where
+// the device cannot run the case, such as a zero-copy case on a device
+// that cannot import host memory.
+var ErrSkip = errors.New("skipped")
 
 // Case is one benchmark: an op on operands of a type and shape.
 type Case struct {
@@ -33,6 +39,17 @@ type Case struct {
 	// HostOnly marks cases whose work is host copies (uploads and
 	// downloads on unified memory): they have no GPU time.
 	HostOnly bool
+	// MinWarmup, when above Options.Warmup, is the untimed runs the case
+	// needs to reach its steady state.
+	MinWarmup int
+	// HostCopy, when nonzero, is the bytes of a Go copy() that a Runner
+	// times beside the case as its denominator: the host's own speed
+	// at moving the bytes the case moves.
+	HostCopy uint64
+
+	// verify, set by Setup where the case checks its result, runs after
+	// the timed runs: an error fails the case.
+	verify func() error
 
 	// check, for the op cases, runs the op once on d and once with
 	// cpuref on the same data, returning both results and cpuref's time.
@@ -98,6 +115,12 @@ type Result struct {
 	CopyGBps       float64 `json:"copy_gbps"`
 	FractionOfCopy float64 `json:"fraction_of_copy"`
 
+	// HostCopyMS is the median time of a Go copy() of Case.HostCopy
+	// bytes, measured by a Runner just before the case, and OfHostCopy
+	// is HostCopyMS over WallMS: 1 moves the bytes as fast as copy().
+	HostCopyMS float64 `json:"host_copy_ms,omitempty"`
+	OfHostCopy float64 `json:"of_host_copy,omitempty"`
+
 	// With Options.Compare, for a case that has a cpuref form: cpuref's
 	// time on the host, its ratio to this case's wall time, and whether
 	// the results agreed bit for bit (Mismatch says where they first
@@ -144,7 +167,7 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 		return d.Sync()
 	}
 	warm := time.Now().Add(WarmupTime(d))
-	for i := 0; i < opts.Warmup || time.Now().Before(warm); i++ {
+	for i := 0; i < max(opts.Warmup, c.MinWarmup) || time.Now().Before(warm); i++ {
 		if err := once(); err != nil {
 			return res, fmt.Errorf("bench %s: %w", c.Name(), err)
 		}
@@ -165,6 +188,11 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	}
 	res.MedianMS, res.SpreadMS, res.MinMS = median(times), spread(times), slices.Min(times)
 	res.WallMS, res.WallSpreadMS = median(wall), spread(wall)
+	if c.verify != nil {
+		if err := c.verify(); err != nil {
+			return res, fmt.Errorf("bench %s: wrong result: %w", c.Name(), err)
+		}
+	}
 	if res.MedianMS > 0 {
 		res.GBps = float64(c.Bytes) / res.MedianMS / 1e6
 	}
@@ -265,7 +293,32 @@ func (r *Runner) Run(c *Case) (Result, error) {
 	if base.GBps > 0 {
 		res.FractionOfCopy = res.GBps / base.GBps
 	}
+	if c.HostCopy > 0 {
+		res.HostCopyMS = r.hostCopy(c.HostCopy)
+		res.OfHostCopy = res.HostCopyMS / res.WallMS
+	}
 	return res, nil
+}
+
+// hostCopy times a Go copy() of n bytes between two slices written
+// before, Options.Runs times, and returns the median in milliseconds.
+func (r *Runner) hostCopy(n uint64) float64 {
+	src, dst := make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	runs := r.opts.Runs
+	if runs <= 0 {
+		runs = 7
+	}
+	times := make([]float64, runs)
+	for i := range times {
+		start := time.Now()
+		copy(dst, src)
+		times[i] = float64(time.Since(start).Nanoseconds()) / 1e6
+	}
+	return median(times)
 }
 
 // Copy measures the copy baseline for a case that moves the given bytes:

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,10 +46,18 @@ func TestSuiteRunsAndAgrees(t *testing.T) {
 	ops := map[string]int{}
 	for _, c := range cases {
 		res, err := r.Run(c)
+		if errors.Is(err, ErrSkip) {
+			t.Logf("%s: %v", c.Name(), err)
+			ops[c.Op]++
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}
 		ops[c.Op]++
+		if c.HostCopy > 0 && (res.HostCopyMS <= 0 || res.OfHostCopy <= 0) {
+			t.Errorf("%s: no copy() beside it: %+v", c.Name(), res)
+		}
 		if res.Bytes == 0 || res.MedianMS <= 0 || res.WallMS <= 0 || res.GBps <= 0 || res.CopyGBps <= 0 || res.FractionOfCopy <= 0 {
 			t.Errorf("%s: incomplete result %+v", c.Name(), res)
 		}
@@ -66,7 +76,7 @@ func TestSuiteRunsAndAgrees(t *testing.T) {
 		}
 	}
 	want := map[string]int{"select": 4 * len(DefaultDTypes), "where": 2 * len(DefaultDTypes), "reduce-or": 7, "reduce-and": 7,
-		"greater": 2, "is-nan": 2, "logical-and": 1, "upload": 1, "download": 1, "copy": 1}
+		"greater": 2, "is-nan": 2, "logical-and": 1, "upload": 5, "download": 4, "copy": 1, "offload": 6}
 	for op, n := range want {
 		if ops[op] != n {
 			t.Errorf("%d %s cases, want %d", ops[op], op, n)
@@ -281,5 +291,47 @@ func TestReduceData(t *testing.T) {
 		if c.Data != "" {
 			t.Errorf("%s: data %q, want random", c.Name(), c.Data)
 		}
+	}
+}
+
+// A case whose result is wrong fails, though it was timed.
+func TestWrongResultFails(t *testing.T) {
+	d := devtest.Open(t, device.Options{CacheDir: cacheDir})
+	c := &Case{Op: "fake", DType: tensor.U8, HostOnly: true}
+	c.Setup = func(*device.Device) (func() error, func(), error) {
+		c.verify = func() error { return errors.New("element 3 is 4, want 5") }
+		return func() error { return nil }, func() {}, nil
+	}
+	_, err := Run(d, c, Options{Warmup: 1, Runs: 1})
+	if err == nil || !strings.Contains(err.Error(), "wrong result: element 3") {
+		t.Errorf("Run of a case with a wrong result: %v", err)
+	}
+}
+
+// The offload's data is the one bench/peers.py makes: the first conds
+// of splitmix64, then i and else -(i+1); the first offload of a process
+// and the ones after it are checked and timed.
+func TestOffloadDataAndCold(t *testing.T) {
+	o := newOffloadData(MinSize)
+	want := []bool{true, false, false, true, false, false, false, true, false, true, false, true, true, true, true, true}
+	if !slices.Equal(o.cond[:16], want) || o.then[5] != 5 || o.els[5] != -6 {
+		t.Errorf("offload data: cond %v, then[5] %v, else[5] %v", o.cond[:16], o.then[5], o.els[5])
+	}
+	devtest.Open(t, device.Options{}) // skips where there is no device
+	for _, path := range []string{"whole", "wrap"} {
+		res, err := MeasureCold(device.Options{CacheDir: cacheDir, Validation: true,
+			OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) }}, MinSize, 2, path)
+		if errors.Is(err, ErrSkip) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ColdMS <= 0 || res.WarmMS <= 0 || res.Ratio <= 0 || res.Path != path || res.Shape[0] != MinSize {
+			t.Errorf("MeasureCold: %+v", res)
+		}
+	}
+	if _, err := MeasureCold(device.Options{}, MinSize, 1, "nosuchpath"); err == nil {
+		t.Error("MeasureCold by no path succeeded")
 	}
 }

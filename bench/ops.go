@@ -41,8 +41,8 @@ func CheckSize(n int) error {
 }
 
 // Suite returns the default suite at n elements: Select of each element
-// type in dts, Reduce, and Transfer of the bytes of n f32 elements. It
-// panics unless CheckSize(n) is nil.
+// type in dts, Reduce, Mask, Transfer of the bytes of n f32 elements and
+// Offload. It panics unless CheckSize(n) is nil.
 func Suite(n int, dts []tensor.DType) []*Case {
 	var cs []*Case
 	for _, dt := range dts {
@@ -50,7 +50,8 @@ func Suite(n int, dts []tensor.DType) []*Case {
 	}
 	cs = append(cs, Reduce(n)...)
 	cs = append(cs, Mask(n)...)
-	return append(cs, Transfer(4*n)...)
+	cs = append(cs, Transfer(4*n)...)
+	return append(cs, Offload(n)...)
 }
 
 // Mask returns the mask op cases on n elements (the names bench/peers.py

@@ -9,6 +9,11 @@ Reductions run on the same data as vkops bench: every byte counts (all
 false for any, all true for all) but for the -sparse patterns, which hold
 one element in 4096 of the other value (early exit); every array is
 written before it is timed, since np.zeros maps one shared zero page.
+The offload case is bench/offload.go's offload/whole: a select of
+--elems float32 from host arrays to a host array, on the same data (a
+random cond from a fixed seed, distinct values in then and else), with
+numpy's where, torch's on the CPU, and with --cuda torch's from numpy to
+the GPU and back.
 Each case is timed after a warm-up as the median of several runs; GB/s counts bytes read plus bytes
 written, as vkops bench does. numpy has no out= for where(), so it
 allocates its output; torch uses out= where it has one. numpy has no
@@ -249,6 +254,39 @@ def time_where(op, pattern, dname, cond, then, other, out_shape, runs):
     return results
 
 
+def offload_data(n):
+    """The operands of bench/offload.go's offload cases: cond[i] is bit 63
+    of splitmix64(i), then[i] = i and else[i] = -(i+1), as float32."""
+    z = (np.arange(n, dtype=np.uint64) + np.uint64(1)) * np.uint64(0x9e3779b97f4a7c15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+    z ^= z >> np.uint64(31)
+    cond = (z >> np.uint64(63)).astype(np.bool_)
+    then = np.arange(n, dtype=np.float32)
+    other = -np.arange(1, n + 1, dtype=np.float32)
+    return cond, then, other
+
+
+def time_offload(n, runs):
+    """The whole offload of vkops bench's offload/whole: a select of n
+    float32 from host arrays to a host array. numpy: np.where; torch on
+    the CPU: the same on tensors sharing the arrays' memory; torch-cuda:
+    the operands copied from numpy to the GPU, where, and the result
+    copied back (.cpu(), which waits for it). The result is checked."""
+    cond, then, other = offload_data(n)
+    nbytes = cond.nbytes + then.nbytes + other.nbytes + then.nbytes
+    want = np.where(cond, then, other)
+    results = [result("numpy", "offload", "whole", "f32", (n,), timeit(lambda: np.where(cond, then, other), runs), nbytes)]
+    if torch is not None:
+        def job():
+            c, a, b = (on_torch(x) for x in (cond, then, other))
+            return torch.where(c, a, b).cpu().numpy()
+        if not np.array_equal(job(), want):
+            raise SystemExit(f"{TORCH} offload: wrong result")
+        results.append(result(TORCH, "offload", "whole", "f32", (n,), timeit(job, runs), nbytes))
+    return results
+
+
 def wanted(args, op, pattern, dname):
     """Whether the case is one to run: its op is in --ops, and with
     --interleave it is the one case of this call (args.only)."""
@@ -293,6 +331,8 @@ def run(args):
                     "logical-and": lambda: torch.logical_and(ta, tb, out=tout)}[op]
             t = timeit(t_fn, args.runs)
             results.append(result(TORCH, op, pattern, dname, out.shape, t, nbytes))
+    if wanted(args, "offload", "whole", "f32"):
+        results += time_offload(args.elems, args.runs)
     for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
         if op not in args.ops:
             continue
@@ -347,6 +387,7 @@ def suite_cases(args):
     cases += [(op, pattern, d) for op, pattern, d, *_ in mask_cases(args.elems) if op in args.ops]
     cases += [(op, pattern, "bool") for op in ("reduce-or", "reduce-and") if op in args.ops
               for pattern, *_ in reduce_cases(args.elems)]
+    cases += [("offload", "whole", "f32")] if "offload" in args.ops else []
     return cases
 
 
@@ -366,7 +407,7 @@ def interleave(args):
                    "--runs", str(args.runs), "--overhead=false", "--json"] + size
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             vk_runs[r] += [row for line in out.splitlines() if line.strip()
-                           for row in [json.loads(line)] if row.get("op") == op]
+                           for row in [json.loads(line)] if row.get("op") == op and "wall_median_ms" in row]
             args.only = case
             peer_runs[r] += (run_zoo if args.zoo else run)(args)
             args.only = None
@@ -460,8 +501,8 @@ def side_by_side(vkops_runs, peer_runs):
     includes recording, submitting and waiting, its GPU time does not."""
     def key(r):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
-    ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and")
-    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops)
+    ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and", "offload")
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops and "wall_median_ms" in r)
     tp = torch_peer(peer_runs)
     print(f"| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | {tp} ms | {tp} / vkops |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -492,7 +533,8 @@ def main():
     p.add_argument("--cuda", action="store_true",
                    help="run torch on the GPU (peer torch-cuda), its data resident there, each run synchronized")
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
-    p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and", help="comma-separated ops to run")
+    p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and,offload",
+                   help="comma-separated ops to run")
     p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
     p.add_argument("--sweep", action="store_true",
                    help="run the suite at every size from 1024 to --elems in powers of 4, as vkops bench --sweep does")

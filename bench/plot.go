@@ -61,13 +61,12 @@ func Plot(file, title string, results, copies []Result) error {
 	ordered := slices.Clone(results)
 	slices.SortStableFunc(ordered, func(a, b Result) int { return strings.Compare(a.Peer, b.Peer) })
 	for _, r := range ordered {
-		key := r.Op + "/" + r.Pattern
-		if r.Pattern == "" {
-			key = "transfers"
-		}
-		name := r.DType
-		if key == "transfers" {
-			name = r.Op
+		key, name := r.Op+"/"+r.Pattern, r.DType
+		if transfer := r.Op == "upload" || r.Op == "download" || r.Op == "copy"; transfer || r.Pattern == "" {
+			key, name = "transfers", r.Op
+			if r.Pattern != "" {
+				name += " " + r.Pattern
+			}
 		}
 		if r.Peer != "" {
 			if len(panels[key]) == 0 || panels[key][0].name != r.DType {

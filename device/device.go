@@ -95,6 +95,22 @@ type Options struct {
 	// commands even where the device's memory is host-visible, as on
 	// discrete GPUs; tests use it to exercise that path on lavapipe.
 	Staging bool
+	// Transfers chooses how uploads and downloads move bytes where the
+	// host does not map tensors (discrete GPUs, or Staging):
+	//
+	//	staged  through staging buffers kept for reuse, in chunks of a
+	//	        few MiB, the host filling (or emptying) one while the
+	//	        device copies the one before
+	//	direct  uploads write straight into device-local memory that the
+	//	        host can map (a GPU's BAR), where the device has it;
+	//	        downloads are staged, since reading that memory crosses
+	//	        the bus uncached
+	//	import  the device copies from and to the caller's own pages,
+	//	        imported as device memory (VK_EXT_external_memory_host),
+	//	        where they lie on whole pages; staged otherwise
+	//
+	// Empty means $VKOPS_TRANSFERS, and when that is unset too, staged.
+	Transfers string
 	// Descriptors chooses how dispatches bind their buffers: "push"
 	// pushes them into the command buffer where the device has
 	// VK_KHR_push_descriptor, "sets" writes a descriptor set for each.
@@ -118,6 +134,9 @@ func (o *Options) fill() {
 	}
 	if o.Descriptors == "" {
 		o.Descriptors = os.Getenv("VKOPS_DESCRIPTORS")
+	}
+	if o.Transfers == "" {
+		o.Transfers = os.Getenv("VKOPS_TRANSFERS")
 	}
 	if os.Getenv("VKOPS_VALIDATION") == "1" {
 		o.Validation = true
@@ -173,13 +192,19 @@ func choose(infos []*Info, want string) (int, error) {
 
 // Device is an open Vulkan device.
 type Device struct {
-	info     *Info
-	inst     *vk.Instance
-	dev      *vk.Device
-	unified  bool
-	pageSize uint64
-	cacheDir string
-	texels   [TexelRGBA8UI + 1]bool // by BindingKind: HasTexels
+	info    *Info
+	inst    *vk.Instance
+	dev     *vk.Device
+	unified bool
+	// direct: tensors live in device-local memory that the host maps
+	// and writes, but never reads (Options.Transfers "direct").
+	direct bool
+	// importing: uploads and downloads of whole pages import the
+	// caller's memory (Options.Transfers "import").
+	importing bool
+	pageSize  uint64
+	cacheDir  string
+	texels    [TexelRGBA8UI + 1]bool // by BindingKind: HasTexels
 
 	mu        sync.Mutex
 	closed    bool
@@ -193,6 +218,11 @@ type Device struct {
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
 	tensors   []Tensor                      // newTensor's block: what is left of it
 	capture   *Replay                       // Capture's, while it runs
+	// hostIdle is signalled when a host copy of a tensor's bytes ends
+	// (Tensor.beginHost); hostCopies counts those running, which Close
+	// waits for before freeing the memory they copy.
+	hostIdle   *sync.Cond
+	hostCopies int
 
 	choices      map[string]string
 	choicesDirty bool
@@ -218,7 +248,13 @@ func Open(opts Options) (*Device, error) {
 	default:
 		return nil, fmt.Errorf("device: Options.Descriptors (or $VKOPS_DESCRIPTORS) is %q: want push, sets or empty", opts.Descriptors)
 	}
+	switch opts.Transfers {
+	case "", "staged", "direct", "import":
+	default:
+		return nil, fmt.Errorf("device: Options.Transfers (or $VKOPS_TRANSFERS) is %q: want staged, direct, import or empty", opts.Transfers)
+	}
 	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}}
+	d.hostIdle = sync.NewCond(&d.mu)
 	onMsg := opts.OnValidation
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: opts.Validation, OnMessage: func(sev, msg string) {
 		d.validation.Lock()
@@ -246,9 +282,14 @@ func Open(opts Options) (*Device, error) {
 	}
 	d.info, d.inst, d.dev = infos[i], in, dev
 	d.unified = dev.Unified() && !opts.Staging
+	d.direct = !d.unified && opts.Transfers == "direct" && dev.HasDeviceMapped()
+	d.importing = !d.unified && opts.Transfers == "import" && dev.HostImportAlignment() > 0
 	d.pageSize = pageSize(infos[i], opts.PageSize)
 	d.findTexels()
 	d.pool = newPool(dev)
+	if d.direct {
+		d.pool.placement = vk.DeviceMapped
+	}
 	d.pool.guard = opts.Guard
 	d.stream.init(d)
 	d.cacheDir = cacheDir(opts.CacheDir)
@@ -287,6 +328,30 @@ func (d *Device) PushDescriptors() bool { return d.dev.PushDescriptors() }
 // Unified reports whether tensors live in host-visible memory that the
 // device reads directly, so uploads and downloads are plain copies.
 func (d *Device) Unified() bool { return d.unified }
+
+// Transfers names how uploads and downloads move bytes on this device:
+// "mapped" where the host maps tensors (Unified), else what
+// Options.Transfers chose and the device can do: "staged", "direct" or
+// "import".
+func (d *Device) Transfers() string {
+	switch {
+	case d.unified:
+		return "mapped"
+	case d.direct:
+		return "direct"
+	case d.importing:
+		return "import"
+	}
+	return "staged"
+}
+
+// CanWrap reports whether Wrap can make tensors over a Go slice's memory
+// on this device (VK_EXT_external_memory_host), and the alignment that
+// the slice's address must have.
+func (d *Device) CanWrap() (bool, uint64) {
+	a := d.dev.HostImportAlignment()
+	return a > 0, a
+}
 
 // PageSize returns the most bytes of a tensor that one buffer binding
 // covers; larger tensors span several pages.
@@ -331,6 +396,9 @@ func (d *Device) Close() error {
 		errs = append(errs, d.stream.drain())
 	}
 	d.closed = true
+	for d.hostCopies > 0 {
+		d.hostIdle.Wait()
+	}
 	d.mu.Unlock()
 
 	if d.dev != nil {
@@ -401,6 +469,9 @@ func WriteInfo(w io.Writer, info *Info) {
 		if x.on {
 			feats = append(feats, x.name)
 		}
+	}
+	if f.HostImport {
+		feats = append(feats, fmt.Sprintf("hostImport (%d-byte alignment)", l.MinImportedHostPointerAlignment))
 	}
 	fmt.Fprintf(w, "  features:    %s\n", strings.Join(feats, " "))
 	ops := slices.Clone(f.SubgroupOps)

@@ -70,3 +70,61 @@ func ExampleErrFreed() {
 	// true
 	// true
 }
+
+// Hand the device a Go slice's own memory, where it can use it, and
+// read a result in place: no copy either way.
+func ExampleWrap() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+
+	// Slices of 32 KiB and more start on whole pages; smaller or
+	// misaligned ones are copied, and Wrapped reports false.
+	data := make([]uint32, 1<<15)
+	for i := range data {
+		data[i] = uint32(i)
+	}
+	x, err := device.Wrap(d, data)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer x.Free() // data stays pinned until the device is done with it
+	y, err := d.Empty(x.DType(), x.Shape())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer y.Free()
+	if err := d.Copy(y, x); err != nil { // an op that reads x
+		fmt.Println(err)
+		return
+	}
+	// Ops read data when they run: Wait before writing it again.
+	if err := x.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	data[0] = 7
+
+	if d.Unified() {
+		pages, err := device.View[uint32](y) // waits for the copy
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(pages[0][:4])
+	} else {
+		back, err := device.ToSlice[uint32](y)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(back[:4])
+	}
+	// Output:
+	// [0 1 2 3]
+}

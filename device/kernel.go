@@ -223,13 +223,21 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 		return err
 	}
 	// Starting a batch may wait for an older one with d.mu released, so it
-	// comes before the checks and before d.binds is filled.
-	b, err := d.stream.recording()
-	if err != nil {
-		return err
-	}
-	if err := d.usable(); err != nil {
-		return err
+	// comes before the checks and before d.binds is filled; so does
+	// waiting for a host copy of a tensor bound (Tensor.beginHost).
+	var b *batch
+	for {
+		var err error
+		if b, err = d.stream.recording(); err != nil {
+			return err
+		}
+		if err := d.usable(); err != nil {
+			return err
+		}
+		if !hostBusy(args) {
+			break
+		}
+		d.hostIdle.Wait()
 	}
 	binds := d.binds[:len(args)]
 	var accs [vk.MaxSetBindings]access

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/vkops/vkops/vk"
 )
@@ -13,8 +15,22 @@ type span struct {
 	buf   *vk.Buffer
 	off   uint64
 	size  uint64 // bytes usable, at least what was asked
-	class int    // small class index, or -1 for a dedicated buffer
+	class int    // small class index, classDedicated or classImported
+	// pin, on the last page of a wrapped tensor, pins the Go memory its
+	// pages import until they are destroyed.
+	pin *runtime.Pinner
 }
+
+// The classes of spans that are whole buffers.
+const (
+	classDedicated = -1 // a large buffer of the pool's own
+	classImported  = -2 // a buffer over imported host memory (Wrap)
+)
+
+// pins keeps the Pinners of wrapped tensors reachable while they pin:
+// the runtime panics on finding a Pinner unreachable that still pins,
+// and a Device dropped without Close should leak, not crash.
+var pins sync.Map // *runtime.Pinner -> struct{}
 
 // Small allocations are carved from slabs: one buffer per slab, sliced
 // into equal power-of-two slots, so that many small tensors cost neither a
@@ -39,14 +55,16 @@ type slabClass struct {
 
 type pool struct {
 	dev       *vk.Device
-	heapLimit uint64 // bytes this pool may hold, from the device heap size
-	inUse     uint64 // bytes of live allocations, slabs counted whole
+	placement vk.Placement // of the buffers it makes: DeviceLocal, or DeviceMapped for direct uploads
+	heapLimit uint64       // bytes this pool may hold, from the device heap size
+	inUse     uint64       // bytes of live allocations, slabs counted whole
 	slabs     []*vk.Buffer
 	small     [maxSmallShift - minSmallShift + 1]slabClass
 	large     map[uint64][]*vk.Buffer
 	cached    uint64
 	cacheFIFO []*vk.Buffer
-	live      map[*vk.Buffer]bool // dedicated buffers handed out, for destroy
+	live      map[*vk.Buffer]bool            // dedicated buffers handed out, for destroy
+	imports   map[*vk.Buffer]*runtime.Pinner // buffers over imported host memory and their pins, for destroy
 	// guard, when set, follows every span with guardBytes of a known
 	// pattern, checked when the span comes back: a kernel that writes past
 	// its binding is found by the test that ran it, not as heap
@@ -62,7 +80,7 @@ const (
 )
 
 func newPool(dev *vk.Device) *pool {
-	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}, live: map[*vk.Buffer]bool{}}
+	p := &pool{dev: dev, large: map[uint64][]*vk.Buffer{}, live: map[*vk.Buffer]bool{}, imports: map[*vk.Buffer]*runtime.Pinner{}}
 	for _, h := range dev.Info.Heaps {
 		if h.DeviceLocal {
 			p.heapLimit = max(p.heapLimit, h.Size)
@@ -144,14 +162,14 @@ func (p *pool) getSpan(n uint64) (span, error) {
 		p.unfifo(b)
 		p.inUse += size
 		p.live[b] = true
-		return span{buf: b, size: size, class: -1}, nil
+		return span{buf: b, size: size, class: classDedicated}, nil
 	}
 	b, err := p.newBuffer(size)
 	if err != nil {
 		return span{}, err
 	}
 	p.live[b] = true
-	return span{buf: b, size: size, class: -1}, nil
+	return span{buf: b, size: size, class: classDedicated}, nil
 }
 
 func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
@@ -162,11 +180,11 @@ func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
 				ErrOutOfMemory, humanBytes(size), humanBytes(p.heapLimit), humanBytes(p.inUse))
 		}
 	}
-	b, err := p.dev.NewBuffer(size, vk.DeviceLocal)
+	b, err := p.dev.NewBuffer(size, p.placement)
 	var ve *vk.Error
 	if errors.As(err, &ve) && ve.OutOfMemory() {
 		p.trim(0)
-		b, err = p.dev.NewBuffer(size, vk.DeviceLocal)
+		b, err = p.dev.NewBuffer(size, p.placement)
 	}
 	if err != nil {
 		if errors.As(err, &ve) && ve.OutOfMemory() {
@@ -178,8 +196,33 @@ func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
 	return b, nil
 }
 
+// imported returns a span over b, a buffer over imported host memory,
+// and keeps b until put or destroy destroys it. A pin given with it is
+// released then.
+func (p *pool) imported(b *vk.Buffer, pin *runtime.Pinner) span {
+	p.imports[b] = pin
+	if pin != nil {
+		pins.Store(pin, struct{}{})
+	}
+	return span{buf: b, size: b.Size(), class: classImported, pin: pin}
+}
+
+// unpin releases a pin that imported took.
+func unpin(pin *runtime.Pinner) {
+	pin.Unpin()
+	pins.Delete(pin)
+}
+
 // put returns a span; the device must be done with it.
 func (p *pool) put(s span) {
+	if s.class == classImported {
+		delete(p.imports, s.buf)
+		s.buf.Destroy()
+		if s.pin != nil {
+			unpin(s.pin)
+		}
+		return
+	}
 	if p.guard && s.buf.Mapped() != nil {
 		p.checkGuard(s)
 		s.size += guardBytes
@@ -226,6 +269,7 @@ func (p *pool) unfifo(b *vk.Buffer) {
 
 // destroy frees every buffer, those of tensors never freed too, and
 // forgets them; the device must be idle.
+// Wrapped tensors never freed are unpinned here.
 func (p *pool) destroy() {
 	p.trim(0)
 	for b := range p.live {
@@ -233,6 +277,12 @@ func (p *pool) destroy() {
 	}
 	for _, b := range p.slabs {
 		b.Destroy()
+	}
+	for b, pin := range p.imports {
+		b.Destroy()
+		if pin != nil {
+			unpin(pin)
+		}
 	}
 	*p = pool{dev: p.dev}
 }

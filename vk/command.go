@@ -171,13 +171,7 @@ func (c *Commands) Destroy() {
 // Begin starts recording, after Reset or on a new Commands.
 func (c *Commands) Begin() error {
 	c.bound = nil
-	bi := &vk.CommandBufferBeginInfo{
-		SType: vk.StructureTypeCommandBufferBeginInfo,
-		Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit),
-	}
-	r := vk.BeginCommandBuffer(c.cb, bi)
-	bi.Free()
-	if err := check("vkBeginCommandBuffer", r); err != nil {
+	if err := check("vkBeginCommandBuffer", vk.Result(C.vkops_begin(&c.d.fns, c.ccb()))); err != nil {
 		return err
 	}
 	if c.nq > 0 {
@@ -296,7 +290,7 @@ func (d *Device) TimeDispatches(p *Pipeline, binds []Binding, push []byte, group
 	if err := check("vkAllocateDescriptorSets", r); err != nil {
 		return 0, err
 	}
-	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(c.cb)); err != nil {
+	if err := check("vkEndCommandBuffer", vk.Result(C.vkops_end(&d.fns, c.ccb()))); err != nil {
 		return 0, err
 	}
 	start := time.Now()
@@ -366,7 +360,7 @@ func (c *Commands) Timestamps(n uint32) ([]float64, error) {
 // Submit ends recording and submits the batch; Wait or Done tell when it
 // has completed.
 func (c *Commands) Submit() error {
-	if err := check("vkEndCommandBuffer", vk.EndCommandBuffer(c.cb)); err != nil {
+	if err := check("vkEndCommandBuffer", vk.Result(C.vkops_end(&c.d.fns, c.ccb()))); err != nil {
 		return err
 	}
 	r := vk.Result(C.vkops_submit(&c.d.fns, C.VkQueue(unsafe.Pointer(c.d.queue)), c.ccb(), C.VkFence(unsafe.Pointer(c.fence))))
@@ -376,13 +370,18 @@ func (c *Commands) Submit() error {
 // Wait waits up to timeout nanoseconds for the submitted batch to
 // complete. It returns an *Error with Result VK_TIMEOUT when it has not.
 func (c *Commands) Wait(timeout uint64) error {
-	return check("vkWaitForFences", vk.WaitForFences(c.d.h, 1, []vk.Fence{c.fence}, vk.True, timeout))
+	return check("vkWaitForFences", c.wait(max(timeout, 1)))
+}
+
+// wait waits for the batch's fence; a timeout of 0 polls it.
+func (c *Commands) wait(timeout uint64) vk.Result {
+	return vk.Result(C.vkops_wait(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), C.VkFence(unsafe.Pointer(c.fence)), C.uint64_t(timeout)))
 }
 
 // Done reports, without blocking, whether the submitted batch has
 // completed.
 func (c *Commands) Done() (bool, error) {
-	switch r := vk.GetFenceStatus(c.d.h, c.fence); r {
+	switch r := c.wait(0); r {
 	case vk.Success:
 		return true, nil
 	case vk.NotReady:
@@ -394,14 +393,8 @@ func (c *Commands) Done() (bool, error) {
 
 // Reset readies a completed batch for recording again.
 func (c *Commands) Reset() error {
-	if err := check("vkResetFences", vk.ResetFences(c.d.h, 1, []vk.Fence{c.fence})); err != nil {
-		return err
-	}
-	if c.dpool != nil {
-		if err := check("vkResetDescriptorPool", vk.ResetDescriptorPool(c.d.h, c.dpool, 0)); err != nil {
-			return err
-		}
-	}
 	c.sets = 0
-	return check("vkResetCommandBuffer", vk.ResetCommandBuffer(c.cb, 0))
+	r := C.vkops_reset(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), C.VkFence(unsafe.Pointer(c.fence)),
+		C.VkDescriptorPool(unsafe.Pointer(c.dpool)), c.ccb())
+	return check("vkResetFences, vkResetDescriptorPool or vkResetCommandBuffer", vk.Result(r))
 }

@@ -25,6 +25,8 @@ type Device struct {
 	// pushDesc: pipelines take push-descriptor layouts and dispatches
 	// push their bindings (VK_KHR_push_descriptor enabled).
 	pushDesc bool
+	// hostImport: VK_EXT_external_memory_host is enabled (ImportBuffer).
+	hostImport bool
 
 	// live counts the Vulkan objects this device has created and not yet
 	// destroyed, for leak tests.
@@ -101,6 +103,9 @@ func (in *Instance) NewDevice(info *DeviceInfo, opts DeviceOptions) (*Device, er
 	if pushDesc {
 		exts = append(exts, pushDescriptorExt+"\x00")
 	}
+	if info.Features.HostImport {
+		exts = append(exts, hostImportExt+"\x00")
+	}
 	ci := &vk.DeviceCreateInfo{
 		SType:                   vk.StructureTypeDeviceCreateInfo,
 		QueueCreateInfoCount:    1,
@@ -117,16 +122,20 @@ func (in *Instance) NewDevice(info *DeviceInfo, opts DeviceOptions) (*Device, er
 	}
 	var q vk.Queue
 	vk.GetDeviceQueue(h, uint32(info.computeFamily), 0, &q)
-	d := &Device{Info: info, in: in, pd: pd, h: h, queue: q, pushDesc: pushDesc}
-	if C.vkops_load_device_fns(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkDevice(unsafe.Pointer(h)), cbool(pushDesc), &d.fns) == 0 {
+	d := &Device{Info: info, in: in, pd: pd, h: h, queue: q, pushDesc: pushDesc, hostImport: info.Features.HostImport}
+	if C.vkops_load_device_fns(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkDevice(unsafe.Pointer(h)), cbool(pushDesc),
+		cbool(d.hostImport), &d.fns) == 0 {
 		vk.DestroyDevice(h, nil)
 		return nil, fmt.Errorf("vk: device %s lacks an entry point of Vulkan 1.0 or of the extensions enabled", info.Name)
 	}
 	return d, nil
 }
 
-// pushDescriptorExt is VK_KHR_push_descriptor's name.
-const pushDescriptorExt = "VK_KHR_push_descriptor"
+// The names of the device extensions vkops enables where present.
+const (
+	pushDescriptorExt = "VK_KHR_push_descriptor"
+	hostImportExt     = "VK_EXT_external_memory_host"
+)
 
 // PushDescriptors reports whether dispatches push their bindings
 // (VK_KHR_push_descriptor) rather than write a descriptor set each.

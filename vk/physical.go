@@ -59,9 +59,13 @@ type Limits struct {
 	MaxMemoryAllocationCount        uint32    `json:"max_memory_allocation_count"`
 	MinStorageBufferOffsetAlignment uint64    `json:"min_storage_buffer_offset_alignment"`
 	MinTexelBufferOffsetAlignment   uint64    `json:"min_texel_buffer_offset_alignment"`
-	NonCoherentAtomSize             uint64    `json:"non_coherent_atom_size"`
-	TimestampPeriod                 float32   `json:"timestamp_period_ns"`
-	TimestampComputeAndGraphics     bool      `json:"timestamp_compute_and_graphics"`
+	// MinImportedHostPointerAlignment is what host memory imported as
+	// device memory (Features.HostImport) must be aligned to, address
+	// and size; 0 where the device cannot import it.
+	MinImportedHostPointerAlignment uint64  `json:"min_imported_host_pointer_alignment,omitempty"`
+	NonCoherentAtomSize             uint64  `json:"non_coherent_atom_size"`
+	TimestampPeriod                 float32 `json:"timestamp_period_ns"`
+	TimestampComputeAndGraphics     bool    `json:"timestamp_compute_and_graphics"`
 }
 
 // Features are the optional capabilities that kernel variants may use.
@@ -78,6 +82,10 @@ type Features struct {
 	SubgroupOps              []string `json:"subgroup_operations"`
 	// PushDescriptors: the device has VK_KHR_push_descriptor.
 	PushDescriptors bool `json:"push_descriptors"`
+	// HostImport: the device has VK_EXT_external_memory_host, and
+	// Vulkan 1.1 for the external-memory structures it extends: buffers
+	// may be bound to host memory, such as a Go slice's (Device.ImportBuffer).
+	HostImport bool `json:"host_import"`
 }
 
 // DeviceInfo describes a physical device.
@@ -268,8 +276,13 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 		}
 	}
 
+	ext := C.CString(hostImportExt)
+	info.Features.HostImport = p.ApiVersion >= vk.MakeVersion(1, 1, 0) &&
+		C.vkops_has_device_ext(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), ext) != 0
+	C.free(unsafe.Pointer(ext))
 	var x C.vkops_props2
-	C.vkops_query_props2(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), C.uint32_t(p.ApiVersion), &x)
+	C.vkops_query_props2(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), C.uint32_t(p.ApiVersion),
+		cbool(info.Features.HostImport), &x)
 	if x.has_props2 != 0 {
 		info.DriverID = DriverID(x.driver_id)
 		info.DriverName = C.GoString(&x.driver_name[0])
@@ -291,8 +304,12 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 		info.Features.StorageBuffer16BitAccess = x.storage_buffer_16bit != 0
 		info.Features.ShaderFloat16 = x.shader_float16 != 0
 		info.Features.ShaderInt8 = x.shader_int8 != 0
+		info.Limits.MinImportedHostPointerAlignment = uint64(x.min_imported_host_pointer_alignment)
 	}
-	ext := C.CString(pushDescriptorExt)
+	if info.Limits.MinImportedHostPointerAlignment == 0 {
+		info.Features.HostImport = false
+	}
+	ext = C.CString(pushDescriptorExt)
 	info.Features.PushDescriptors = C.vkops_has_device_ext(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), ext) != 0
 	C.free(unsafe.Pointer(ext))
 	if info.UUID == "" {

@@ -56,7 +56,8 @@ void vkops_pin_loaded(void) {
 	}
 }
 
-void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out) {
+void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, int host_import,
+	vkops_props2 *out) {
 	memset(out, 0, sizeof *out);
 	if (VK_API_VERSION_MINOR(api_version) < 1 && VK_API_VERSION_MAJOR(api_version) == 1) {
 		return;
@@ -83,7 +84,14 @@ void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32
 	if (VK_API_VERSION_MINOR(api_version) >= 2 || VK_API_VERSION_MAJOR(api_version) > 1) {
 		m3.pNext = &driver;
 	}
+	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+	if (host_import) {
+		host.pNext = p.pNext;
+		p.pNext = &host;
+	}
 	props2(pd, &p);
+	out->min_imported_host_pointer_alignment = host.minImportedHostPointerAlignment;
 	out->driver_id = driver.driverID;
 	memcpy(out->driver_name, driver.driverName, sizeof out->driver_name);
 	memcpy(out->driver_info, driver.driverInfo, sizeof out->driver_info);
@@ -207,7 +215,7 @@ void vkops_destroy_messenger(void *gipa, VkInstance inst, VkDebugUtilsMessengerE
 	}
 }
 
-int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, vkops_device_fns *f) {
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, int host_import, vkops_device_fns *f) {
 	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)((PFN_vkGetInstanceProcAddr)gipa)(inst, "vkGetDeviceProcAddr");
 	if (!gdpa) {
 		return 0;
@@ -230,12 +238,71 @@ int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_de
 	LOAD(write_timestamp, vkCmdWriteTimestamp)
 	LOAD(reset_query_pool, vkCmdResetQueryPool)
 	LOAD(allocate_descriptor_sets, vkAllocateDescriptorSets)
+	LOAD(create_buffer, vkCreateBuffer)
+	LOAD(destroy_buffer, vkDestroyBuffer)
+	LOAD(buffer_requirements, vkGetBufferMemoryRequirements)
+	LOAD(allocate_memory, vkAllocateMemory)
+	LOAD(bind_buffer_memory, vkBindBufferMemory)
+	LOAD(free_memory, vkFreeMemory)
+	LOAD(begin_command_buffer, vkBeginCommandBuffer)
+	LOAD(end_command_buffer, vkEndCommandBuffer)
+	LOAD(reset_command_buffer, vkResetCommandBuffer)
+	LOAD(wait_for_fences, vkWaitForFences)
+	LOAD(get_fence_status, vkGetFenceStatus)
+	LOAD(reset_fences, vkResetFences)
+	LOAD(reset_descriptor_pool, vkResetDescriptorPool)
 	f->push_descriptor_set = NULL;
 	if (push_desc) {
 		LOAD(push_descriptor_set, vkCmdPushDescriptorSetKHR)
 	}
+	f->host_pointer_props = NULL;
+	if (host_import) {
+		LOAD(host_pointer_props, vkGetMemoryHostPointerPropertiesEXT)
+	}
 #undef LOAD
 	return 1;
+}
+
+// The structures that chain into the calls below live on the C stack for
+// the call, so no Go memory is reachable from a pNext chain.
+VkResult vkops_host_buffer(const vkops_device_fns *f, VkDevice dev, const void *ptr, VkDeviceSize size,
+	VkBufferUsageFlags usage, VkBuffer *buf, uint32_t *types, VkDeviceSize *need) {
+	VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+	VkResult r = f->host_pointer_props(dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, ptr, &hp);
+	if (r != VK_SUCCESS) {
+		return r;
+	}
+	VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+	VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = &ext, .size = size,
+		.usage = usage, .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+	r = f->create_buffer(dev, &ci, NULL, buf);
+	if (r != VK_SUCCESS) {
+		return r;
+	}
+	VkMemoryRequirements req;
+	f->buffer_requirements(dev, *buf, &req);
+	*types = req.memoryTypeBits & hp.memoryTypeBits;
+	*need = req.size;
+	return VK_SUCCESS;
+}
+
+VkResult vkops_import_host(const vkops_device_fns *f, VkDevice dev, VkBuffer buf, void *ptr, VkDeviceSize size,
+	uint32_t type_index, VkDeviceMemory *mem) {
+	VkImportMemoryHostPointerInfoEXT imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, .pHostPointer = ptr};
+	VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp,
+		.allocationSize = size, .memoryTypeIndex = type_index};
+	VkResult r = f->allocate_memory(dev, &ai, NULL, mem);
+	if (r != VK_SUCCESS) {
+		return r;
+	}
+	r = f->bind_buffer_memory(dev, buf, *mem, 0);
+	if (r != VK_SUCCESS) {
+		f->free_memory(dev, *mem, NULL);
+		*mem = VK_NULL_HANDLE;
+	}
+	return r;
 }
 
 // The barrier between dependent commands: every earlier compute and
@@ -320,6 +387,32 @@ void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStag
 VkResult vkops_submit(const vkops_device_fns *f, VkQueue q, VkCommandBuffer cb, VkFence fence) {
 	VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
 	return f->queue_submit(q, 1, &si, fence);
+}
+
+VkResult vkops_end(const vkops_device_fns *f, VkCommandBuffer cb) { return f->end_command_buffer(cb); }
+
+VkResult vkops_begin(const vkops_device_fns *f, VkCommandBuffer cb) {
+	VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+	return f->begin_command_buffer(cb, &bi);
+}
+
+VkResult vkops_wait(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint64_t timeout) {
+	if (timeout == 0) {
+		return f->get_fence_status(dev, fence);
+	}
+	return f->wait_for_fences(dev, 1, &fence, VK_TRUE, timeout);
+}
+
+VkResult vkops_reset(const vkops_device_fns *f, VkDevice dev, VkFence fence, VkDescriptorPool pool, VkCommandBuffer cb) {
+	VkResult r = f->reset_fences(dev, 1, &fence);
+	if (r == VK_SUCCESS && pool != VK_NULL_HANDLE) {
+		r = f->reset_descriptor_pool(dev, pool, 0);
+	}
+	if (r == VK_SUCCESS) {
+		r = f->reset_command_buffer(cb, 0);
+	}
+	return r;
 }
 
 VkResult vkops_create_compute_pipeline(const vkops_device_fns *f, VkDevice dev, VkPipelineCache cache,

@@ -27,9 +27,15 @@ typedef struct {
 	uint32_t storage_buffer_16bit;
 	uint32_t shader_float16;
 	uint32_t shader_int8;
+	// Where the device has VK_EXT_external_memory_host (host_import set
+	// on the call), the alignment of imported host pointers and sizes.
+	uint64_t min_imported_host_pointer_alignment;
 } vkops_props2;
 
-void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, vkops_props2 *out);
+// vkops_query_props2 fills out; host_import says that pd has
+// VK_EXT_external_memory_host, whose properties may then be asked for.
+void vkops_query_props2(void *gipa, VkInstance inst, VkPhysicalDevice pd, uint32_t api_version, int host_import,
+	vkops_props2 *out);
 
 // vkops_pin_loaded reloads every shared object in the process with
 // RTLD_NODELETE, so that destroying an instance no longer unloads the
@@ -72,11 +78,44 @@ typedef struct {
 	PFN_vkAllocateDescriptorSets allocate_descriptor_sets;
 	// NULL unless the device was created with VK_KHR_push_descriptor.
 	PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
+	// Host-memory import: the first is NULL unless the device was created
+	// with VK_EXT_external_memory_host.
+	PFN_vkGetMemoryHostPointerPropertiesEXT host_pointer_props;
+	PFN_vkCreateBuffer create_buffer;
+	PFN_vkDestroyBuffer destroy_buffer;
+	PFN_vkGetBufferMemoryRequirements buffer_requirements;
+	PFN_vkAllocateMemory allocate_memory;
+	PFN_vkBindBufferMemory bind_buffer_memory;
+	PFN_vkFreeMemory free_memory;
+	// A batch's life: begun, ended, waited for, reset.
+	PFN_vkBeginCommandBuffer begin_command_buffer;
+	PFN_vkEndCommandBuffer end_command_buffer;
+	PFN_vkResetCommandBuffer reset_command_buffer;
+	PFN_vkWaitForFences wait_for_fences;
+	PFN_vkGetFenceStatus get_fence_status;
+	PFN_vkResetFences reset_fences;
+	PFN_vkResetDescriptorPool reset_descriptor_pool;
 } vkops_device_fns;
 
 // vkops_load_device_fns fills f; push_desc asks for vkCmdPushDescriptorSetKHR
-// too (the device must have been created with VK_KHR_push_descriptor).
-int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, vkops_device_fns *f);
+// too (the device must have been created with VK_KHR_push_descriptor), and
+// host_import for vkGetMemoryHostPointerPropertiesEXT (created with
+// VK_EXT_external_memory_host).
+int vkops_load_device_fns(void *gipa, VkInstance inst, VkDevice dev, int push_desc, int host_import, vkops_device_fns *f);
+
+// vkops_host_buffer creates a buffer of size bytes with usage that may be
+// bound to host memory imported from ptr (VK_EXT_external_memory_host),
+// and returns the memory types that may hold it: those the buffer allows
+// and the driver offers for ptr, and the bytes it needs.
+VkResult vkops_host_buffer(const vkops_device_fns *f, VkDevice dev, const void *ptr, VkDeviceSize size,
+	VkBufferUsageFlags usage, VkBuffer *buf, uint32_t *types, VkDeviceSize *need);
+
+// vkops_import_host imports size bytes of host memory at ptr as memory of
+// type type_index and binds buf to it, freeing the memory again if the
+// bind fails. The host memory must stay valid until mem is freed; the
+// caller keeps Go memory pinned that long.
+VkResult vkops_import_host(const vkops_device_fns *f, VkDevice dev, VkBuffer buf, void *ptr, VkDeviceSize size,
+	uint32_t type_index, VkDeviceMemory *mem);
 
 // One binding of a dispatch: a buffer range, or a texel buffer view.
 typedef struct {
@@ -125,6 +164,15 @@ void vkops_barrier(const vkops_device_fns *f, VkCommandBuffer cb, VkPipelineStag
 	VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
 
 VkResult vkops_submit(const vkops_device_fns *f, VkQueue q, VkCommandBuffer cb, VkFence fence);
+
+// The rest of a batch's life, without the binding's per-call marshalling,
+// which allocates: begin (one-time submit), end, wait for its fence (a
+// timeout of 0 polls it), reset the fence, the descriptor pool (unless
+// VK_NULL_HANDLE) and the command buffer.
+VkResult vkops_begin(const vkops_device_fns *f, VkCommandBuffer cb);
+VkResult vkops_end(const vkops_device_fns *f, VkCommandBuffer cb);
+VkResult vkops_wait(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint64_t timeout);
+VkResult vkops_reset(const vkops_device_fns *f, VkDevice dev, VkFence fence, VkDescriptorPool pool, VkCommandBuffer cb);
 
 VkResult vkops_create_compute_pipeline(const vkops_device_fns *f, VkDevice dev, VkPipelineCache cache,
 	VkShaderModule module, VkPipelineLayout layout, const uint32_t *spec, uint32_t nspec, VkPipeline *out);

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,8 @@ func runBench(e *env, args []string) error {
 	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
 		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false]",
 		"vkops bench --op select,where --dtype f32 --compare")
-	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy (default: all)")
+	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy, "+
+		"offload (a select from Go slices to a Go slice, its parts, and the cold first one in a fresh process) (default: all)")
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
 		"reduce-or and reduce-and are bool, transfers u8")
 	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, or zoo: "+
@@ -46,6 +49,8 @@ func runBench(e *env, args []string) error {
 	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
 	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
 	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
+	cold := fs.String("cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
+		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -81,6 +86,9 @@ func runBench(e *env, args []string) error {
 		if peers, err = readPeers(*peersFile); err != nil {
 			return badInput("bench: --peers: %v", err)
 		}
+	}
+	if *cold != "" {
+		return runCold(e, *cold, *size, *runs, *asJSON)
 	}
 	sizes := []int{*size}
 	if *sweep {
@@ -122,6 +130,10 @@ func runBench(e *env, args []string) error {
 			bar.show(c.Name())
 			res, err := r.Run(c)
 			bar.clear()
+			if errors.Is(err, bench.ErrSkip) {
+				out.skipped(c, err)
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -138,6 +150,11 @@ func runBench(e *env, args []string) error {
 		}
 	}
 	out.zooSummary(results)
+	if slices.ContainsFunc(results, func(r bench.Result) bool { return r.Op == "offload" }) {
+		if err := out.coldOffload(e, *size, *runs); err != nil {
+			return err
+		}
+	}
 	if *plotFile != "" {
 		title := fmt.Sprintf("vkops bench --sweep: %s, %s", d, time.Now().Format("2006-01-02"))
 		if err := bench.Plot(*plotFile, title, append(results, peers...), r.Copies()); err != nil {
@@ -313,8 +330,10 @@ func (r *report) header(d *device.Device, warmup, runs int) {
 		warm += fmt.Sprintf(" (%v at least)", w)
 	}
 	fmt.Fprintf(r.w, "%s and %d timed runs per case; ms are medians, spread = max - min; gpu from timestamps\n", warm, runs)
-	fmt.Fprintf(r.w, "GB/s: bytes read + written over gpu time; copy: vkCmdCopyBuffer moving the same bytes; of copy: GB/s / copy\n\n")
-	fmt.Fprintf(r.w, "%-*s %9s %8s %9s %8s %7s %7s %7s", r.width, "case", "gpu ms", "spread", "wall ms", "spread", "GB/s", "copy", "of copy")
+	fmt.Fprintf(r.w, "GB/s: bytes read + written over gpu time; copy: vkCmdCopyBuffer moving the same bytes; of copy: GB/s / copy\n")
+	fmt.Fprintf(r.w, "host cases: copy() ms: a Go copy() of the bytes they move; of copy(): that time / wall ms\n\n")
+	fmt.Fprintf(r.w, "%-*s %9s %8s %9s %8s %7s %7s %7s %10s %9s", r.width, "case", "gpu ms", "spread", "wall ms", "spread", "GB/s", "copy", "of copy",
+		"copy() ms", "of copy()")
 	if r.compare {
 		fmt.Fprintf(r.w, " %10s %8s %6s", "cpuref ms", "speedup", "agree")
 	}
@@ -327,6 +346,11 @@ func (r *report) row(c *bench.Case, res bench.Result) error {
 	}
 	fmt.Fprintf(r.w, "%-*s %9.4f %8.4f %9.4f %8.4f %7.2f %7.2f %7.2f", r.width, c.Name(),
 		res.MedianMS, res.SpreadMS, res.WallMS, res.WallSpreadMS, res.GBps, res.CopyGBps, res.FractionOfCopy)
+	if res.HostCopyMS > 0 {
+		fmt.Fprintf(r.w, " %10.3f %9.2f", res.HostCopyMS, res.OfHostCopy)
+	} else {
+		fmt.Fprintf(r.w, " %10s %9s", "-", "-")
+	}
 	if r.compare {
 		switch {
 		case res.Agree == nil:
@@ -339,6 +363,14 @@ func (r *report) row(c *bench.Case, res bench.Result) error {
 	}
 	_, err := fmt.Fprintln(r.w)
 	return err
+}
+
+// skipped notes, in a table, a case the device cannot run; JSON has no
+// line for it.
+func (r *report) skipped(c *bench.Case, err error) {
+	if r.json == nil {
+		fmt.Fprintf(r.w, "%-*s %s\n", r.width, c.Name(), err)
+	}
 }
 
 // zooSummary prints, after a table with zoo cases, the worst and the
@@ -451,4 +483,78 @@ func readPeers(file string) ([]bench.Result, error) {
 		return nil, fmt.Errorf("%s: no results", file)
 	}
 	return rs, nil
+}
+
+// runCold is `vkops bench --cold PATH`: the first offload of this
+// process by path and the ones after it (bench.MeasureCold), as one JSON
+// object or a line.
+func runCold(e *env, path string, n, runs int, asJSON bool) error {
+	if path != "whole" && path != "wrap" {
+		return badInput("bench: --cold %q: want whole or wrap", path)
+	}
+	res, err := bench.MeasureCold(device.Options{Device: e.device}, n, runs, path)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(res)
+	}
+	fmt.Fprintf(e.stdout, "offload %v by %s on %s: first in this process %.1f ms (%d page faults), warm %.1f ms (%d), cold / warm %.2f\n",
+		res.Shape, path, res.Device, res.ColdMS, res.ColdFaults, res.WarmMS, res.WarmFaults, res.Ratio)
+	return nil
+}
+
+// selfCommand returns a command that runs this program with args; tests,
+// whose binary runs as vkops only when told, replace it.
+var selfCommand = func(args ...string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, args...), nil
+}
+
+// coldOffload runs `vkops bench --cold` by each path in a fresh process,
+// so that its first offload meets fresh pages and a fresh device as a
+// program's would, and prints what it measured.
+func (r *report) coldOffload(e *env, n, runs int) error {
+	if r.json == nil {
+		fmt.Fprintf(r.w, "\nthe first offload in a fresh process (cold) and the %d after it (warm, medians), page faults beside:\n", runs)
+	}
+	for _, path := range []string{"whole", "wrap"} {
+		args := []string{"bench", "--cold", path, "--size", strconv.Itoa(n), "--runs", strconv.Itoa(runs), "--json"}
+		if e.device != "" {
+			args = append([]string{"--device", e.device}, args...)
+		}
+		cmd, err := selfCommand(args...)
+		if err != nil {
+			return fmt.Errorf("bench: offload/cold: %w", err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		msg := strings.TrimSpace(stderr.String())
+		if err != nil && strings.Contains(msg, bench.ErrSkip.Error()) {
+			if r.json == nil {
+				fmt.Fprintf(r.w, "  %s: %s\n", path, msg)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("bench: offload/cold by %s in a fresh process: %v: %s", path, err, msg)
+		}
+		var res bench.ColdOffload
+		if err := json.Unmarshal(out, &res); err != nil {
+			return fmt.Errorf("bench: offload/cold: %v in %q", err, out)
+		}
+		if r.json != nil {
+			if err := r.json.Encode(res); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(r.w, "  offload/cold/f32%v by %-5s cold %8.1f ms (%6d faults)   warm %8.1f ms (%6d faults)   cold / warm %.2f\n",
+			res.Shape, path, res.ColdMS, res.ColdFaults, res.WarmMS, res.WarmFaults, res.Ratio)
+	}
+	return nil
 }

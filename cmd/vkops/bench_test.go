@@ -29,7 +29,7 @@ func benchRun(t *testing.T, args ...string) string {
 // --compare finds every op case equal to cpuref.
 func TestBenchJSONCompare(t *testing.T) {
 	out := benchRun(t, "--size", "4096", "--runs", "1", "--warmup", "1", "--compare", "--json",
-		"--dtype", "f32,bool", "--overhead=false")
+		"--dtype", "f32,bool", "--overhead=false", "--op", "select,where,reduce-or,reduce-and,greater,is-nan,logical-and")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// select and where: 6 patterns of 2 types; reduce-or and reduce-and:
 	// 7 each; the mask ops of f32 and bool: 4.
@@ -52,6 +52,39 @@ func TestBenchJSONCompare(t *testing.T) {
 		if g, _ := v["gbps"].(float64); g <= 0 {
 			t.Errorf("gbps %v: %s", v["gbps"], l)
 		}
+	}
+}
+
+// --op offload runs the whole offload, its zero-copy form and its parts,
+// each part beside a Go copy() of its bytes, then the cold first offload
+// in a fresh process.
+func TestBenchOffload(t *testing.T) {
+	out := benchRun(t, "--op", "offload", "--size", "4096", "--runs", "1", "--warmup", "1", "--json", "--overhead=false")
+	var cases []string
+	var cold []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if v["pattern"] == "cold" {
+			if v["cold_ms"].(float64) <= 0 || v["warm_ms"].(float64) <= 0 {
+				t.Errorf("cold offload: %s", l)
+			}
+			cold = append(cold, v["path"].(string))
+			continue
+		}
+		cases = append(cases, v["pattern"].(string)+"/"+v["dtype"].(string))
+		if p := v["pattern"]; (p == "fromslice" || p == "toslice") && v["of_host_copy"] == nil {
+			t.Errorf("no copy() beside %s", l)
+		}
+	}
+	want := "whole/f32 wrap/f32 resident/f32 fromslice/bool fromslice/f32 toslice/f32"
+	if got := strings.Join(cases, " "); got != want {
+		t.Errorf("cases %s, want %s", got, want)
+	}
+	if got := strings.Join(cold, " "); got != "whole wrap" {
+		t.Errorf("cold offloads by %q, want whole and wrap", got)
 	}
 }
 
@@ -139,6 +172,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{"--peers", "p.json"},
 		{"--sweep", "--plot", "x.png", "--peers", "no-such-peers.json"},
 		{"--json", "extra"},
+		{"--cold", "sideways"},
 	} {
 		stdout, stderr, code := vkops(t, nil, append([]string{"bench"}, args...)...)
 		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")

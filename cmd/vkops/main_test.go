@@ -16,6 +16,9 @@ import (
 // after "--".
 func TestMain(m *testing.M) {
 	if os.Getenv("VKOPS_AS_MAIN") == "1" {
+		selfCommand = func(args ...string) (*exec.Cmd, error) {
+			return exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...), nil
+		}
 		for i, a := range os.Args {
 			if a == "--" {
 				os.Exit(run(os.Args[i+1:], os.Stdout, os.Stderr))
