@@ -118,6 +118,11 @@ type Options struct {
 	// the driver does best: push, except on lavapipe (see
 	// vk.DescriptorsAuto).
 	Descriptors string
+	// Profile chooses the plans ops make: "cpu" for a driver that runs on
+	// the host's cores, "gpu" for any other. Empty means $VKOPS_PROFILE,
+	// and when that is unset too, the device's own kind. Tests set it to
+	// run a GPU's plans on lavapipe.
+	Profile string
 	// Guard follows every tensor page with bytes of a known pattern and
 	// checks them when the page is freed; Close reports any that a kernel
 	// overwrote. Tests set it; it costs a little host work per allocation
@@ -137,6 +142,9 @@ func (o *Options) fill() {
 	}
 	if o.Transfers == "" {
 		o.Transfers = os.Getenv("VKOPS_TRANSFERS")
+	}
+	if o.Profile == "" {
+		o.Profile = os.Getenv("VKOPS_PROFILE")
 	}
 	if os.Getenv("VKOPS_VALIDATION") == "1" {
 		o.Validation = true
@@ -202,6 +210,7 @@ type Device struct {
 	// importing: uploads and downloads of whole pages import the
 	// caller's memory (Options.Transfers "import").
 	importing bool
+	profile   Profile
 	pageSize  uint64
 	cacheDir  string
 	texels    [TexelRGBA8UI + 1]bool // by BindingKind: HasTexels
@@ -253,6 +262,9 @@ func Open(opts Options) (*Device, error) {
 	default:
 		return nil, fmt.Errorf("device: Options.Transfers (or $VKOPS_TRANSFERS) is %q: want staged, direct, import or empty", opts.Transfers)
 	}
+	if _, err := parseProfile(opts.Profile, vk.TypeCPU); err != nil {
+		return nil, err
+	}
 	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}}
 	d.hostIdle = sync.NewCond(&d.mu)
 	onMsg := opts.OnValidation
@@ -274,6 +286,10 @@ func Open(opts Options) (*Device, error) {
 	if err != nil {
 		in.Close()
 		return nil, fmt.Errorf("device: %w", err)
+	}
+	if d.profile, err = parseProfile(opts.Profile, infos[i].Type); err != nil {
+		in.Close()
+		return nil, err
 	}
 	dev, err := in.NewDevice(infos[i], vk.DeviceOptions{Descriptors: mode})
 	if err != nil {

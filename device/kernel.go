@@ -113,23 +113,29 @@ func (d *Device) Alignment() uint64 {
 }
 
 // Grid spreads groups workgroups over the three dispatch dimensions
-// within maxComputeWorkGroupCount. Kernels compute their linear group
-// index as (z*Y + y)*X + x and skip indexes past groups.
+// within the device's maxComputeWorkGroupCount, as SpreadGroups does.
+func (d *Device) Grid(groups uint64) ([3]uint32, error) {
+	return SpreadGroups(groups, d.info.Limits.MaxComputeWorkGroupCount)
+}
+
+// SpreadGroups spreads groups workgroups over the three dispatch
+// dimensions within limit, a maxComputeWorkGroupCount. Kernels compute
+// their linear group index as (z*Y + y)*X + x and skip indexes past
+// groups.
 //
 // X holds at most 65535 groups, the least every device offers, even where
 // the device allows more (NVIDIA: 2^31-1): every device then lays out a
 // grid the same way, and the Y path that lavapipe's tests cover is the
 // one each device runs.
-func (d *Device) Grid(groups uint64) ([3]uint32, error) {
-	lim := d.info.Limits.MaxComputeWorkGroupCount
+func SpreadGroups(groups uint64, limit [3]uint32) ([3]uint32, error) {
 	if groups == 0 {
 		return [3]uint32{}, fmt.Errorf("device: dispatch of zero workgroups")
 	}
-	x := min(groups, uint64(min(lim[0], 65535)))
-	y := min((groups+x-1)/x, uint64(lim[1]))
+	x := min(groups, uint64(min(limit[0], 65535)))
+	y := min((groups+x-1)/x, uint64(limit[1]))
 	z := (groups + x*y - 1) / (x * y)
-	if z > uint64(lim[2]) {
-		return [3]uint32{}, fmt.Errorf("device: %d workgroups exceed the device's grid %v", groups, lim)
+	if z > uint64(limit[2]) {
+		return [3]uint32{}, fmt.Errorf("device: %d workgroups exceed the device's grid %v", groups, limit)
 	}
 	return [3]uint32{uint32(x), uint32(y), uint32(z)}, nil
 }
