@@ -3,13 +3,13 @@
 
 GO      ?= go
 GLSLC   ?= glslc
-SHADERS := $(wildcard shaders/*.comp)
+SHADERS = $(wildcard shaders/*.comp)
 SPIRV   := $(SHADERS:.comp=.spv)
 APT_PKGS := mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers glslc spirv-tools
 GLFW_PKGS := libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror
 
-.PHONY: all build deps deps-glfw deps-peers bench-peers shaders check-shaders test test-short test-cgocheck2 test-race test-glfw fuzz vet bench bench-go bench-report
+.PHONY: all build deps deps-glfw deps-peers bench-peers shaders gen-shaders spirv check-shaders test test-short test-gpu test-cgocheck2 test-race test-glfw fuzz vet bench bench-go bench-report
 
 all: build
 
@@ -44,19 +44,34 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/vkops ./cmd/vkops
 
-# Variant files (*.comp) include the kernel bodies (*.glsl).
+# The .comp files and shaders/spec.glsl are written from Go's tables
+# (shaders/spec) by shaders/gen; each .comp includes an op's GLSL, which
+# includes the skeleton. make shaders writes them, then compiles every
+# module whose sources changed.
+shaders: gen-shaders
+	@$(MAKE) --no-print-directory spirv
+
+gen-shaders:
+	$(GO) run ./shaders/gen shaders
+
+spirv: $(SPIRV)
+
 shaders/%.spv: shaders/%.comp $(wildcard shaders/*.glsl)
 	$(GLSLC) $(GLSLC_FLAGS) -o $@ $<
 
-shaders: $(SPIRV)
-
-# check-shaders rebuilds every shader into a temporary directory, fails
-# when the committed SPIR-V differs, and validates each module.
+# check-shaders writes the sources and compiles every module into a
+# temporary directory, fails when a committed file differs, and validates
+# each module.
 check-shaders:
 	@tmp=$$(mktemp -d); status=0; \
-	for s in $(SHADERS); do \
+	$(GO) run ./shaders/gen $$tmp || status=1; \
+	for f in $$tmp/*.comp $$tmp/spec.glsl; do \
+		cmp -s $$f shaders/$$(basename $$f) || { echo "shaders/$$(basename $$f) is stale: run make shaders"; status=1; }; \
+	done; \
+	for f in shaders/*.comp; do [ -f $$tmp/$$(basename $$f) ] || { echo "$$f is no module of shaders/spec"; status=1; }; done; \
+	for s in $$tmp/*.comp; do \
 		b=$$(basename $$s .comp); \
-		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv $$s || status=1; \
+		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv shaders/$$b.comp || status=1; \
 		cmp -s $$tmp/$$b.spv shaders/$$b.spv || { echo "shaders/$$b.spv is stale: run make shaders"; status=1; }; \
 		spirv-val --target-env vulkan1.1 shaders/$$b.spv || status=1; \
 	done; \
@@ -77,6 +92,13 @@ test: deps deps-glfw check-shaders vet
 
 test-cgocheck2:
 	GOEXPERIMENT=cgocheck2 $(TEST_ENV) $(GO) test -count=1 -short -timeout 20m ./vk/... ./device/... ./ops/... ./tests/...
+
+# test-gpu runs the tests that fit a short lease of a GPU (at most 3
+# minutes on an NVIDIA H200): every package with -short, which runs one
+# kernel variant where the full matrix runs every one, with the
+# validation layer. The full matrix stays in CI on lavapipe.
+test-gpu:
+	CI=true $(TEST_ENV) $(GO) test -count=1 -short -timeout 3m $$($(GO) list ./... | grep -v glfwloader)
 
 test-race:
 	$(TEST_ENV) $(GO) test -count=1 -race -short -timeout 20m ./device/... ./ops/... ./tests/...

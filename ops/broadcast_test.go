@@ -107,20 +107,20 @@ func (l layout) strideList() [][]int {
 	return st
 }
 
-// box is a piece as tests see it: its shape, and per operand its first
+// testPiece is a piece as tests see it: its shape, and per operand its first
 // element and how far past it the piece reaches.
-type box struct {
+type testPiece struct {
 	dims, first, reach []int
 }
 
 // pieceList returns l's pieces for operands of the given sizes.
-func (l layout) pieceList(sizes []int, page int) []box {
+func (l layout) pieceList(sizes []int, page int) []testPiece {
 	var sz [maxOperands]int
 	copy(sz[:], sizes)
 	st := l.operandStrides()
-	var boxes []box
+	var boxes []testPiece
 	err := l.pieces(&sz, page, func(p piece) error {
-		b := box{dims: append([]int{p.count}, l.dims[p.k+1:l.rank]...)}
+		b := testPiece{dims: append([]int{p.count}, l.dims[p.k+1:l.rank]...)}
 		for x := range l.inputs + 1 {
 			b.first = append(b.first, p.first[x])
 			b.reach = append(b.reach, p.reach(&l, &st[x]))

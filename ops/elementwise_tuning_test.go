@@ -38,21 +38,20 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 		{"logical-and/bool", func() (*device.Tensor, error) { return LogicalAnd(cond, cond) }},
 	}
 	type result struct {
-		variant string
-		tu      elementwiseTuning
-		ns      float64
+		variant       string
+		group, chunks int
+		ns            float64
 	}
-	uniform := func(group, chunks int) elementwiseTuning {
-		return elementwiseTuning{group: group, chunks: [9]int{1: chunks, 2: chunks, 4: chunks, 8: chunks}, gpuChunks: chunks}
-	}
-	oldSelect, oldMask := selectTuning, maskTuning
-	defer func() { selectTuning, maskTuning = oldSelect, oldMask }()
-	// measure runs c with variant v and tu (nil: the tunings in use).
-	measure := func(run func() (*device.Tensor, error), v string, tu *elementwiseTuning) float64 {
+	prof := profileOf(d)
+	saved := *prof
+	defer func() { *prof = saved }()
+	// measure runs c with variant v, workgroups of group invocations and
+	// chunks chunks each (0: the profile's own).
+	measure := func(run func() (*device.Tensor, error), v string, group, chunks int) float64 {
 		b.Setenv("VKOPS_VARIANT", v)
-		selectTuning, maskTuning = oldSelect, oldMask
-		if tu != nil {
-			selectTuning, maskTuning = *tu, *tu
+		*prof = saved
+		if group != 0 {
+			prof.group, prof.chunks = group, chunks
 		}
 		return fastestGPUTime(b, d, run)
 	}
@@ -61,11 +60,10 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 			var all []result
 			var current []string
 			for _, v := range []string{"portable", "texel", "texel64"} {
-				current = append(current, fmt.Sprintf("%s %.1f us", v, measure(c.run, v, nil)/1e3))
+				current = append(current, fmt.Sprintf("%s %.1f us", v, measure(c.run, v, 0, 0)/1e3))
 				for _, group := range []int{64, 256, 1024} {
 					for _, chunks := range []int{1, 2, 4, 8} {
-						tu := uniform(group, chunks)
-						all = append(all, result{v, tu, measure(c.run, v, &tu)})
+						all = append(all, result{v, group, chunks, measure(c.run, v, group, chunks)})
 					}
 				}
 			}
@@ -80,7 +78,7 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 			})
 			b.Logf("%-22s in use: %v", c.name, current)
 			for _, r := range all[:3] {
-				b.Logf("%-22s %-8s group %4d chunks %d: %.1f us", "", r.variant, r.tu.group, r.tu.chunks[4], r.ns/1e3)
+				b.Logf("%-22s %-8s group %4d chunks %d: %.1f us", "", r.variant, r.group, r.chunks, r.ns/1e3)
 			}
 		}
 	}
@@ -90,7 +88,7 @@ func BenchmarkElementwiseTuning(b *testing.B) {
 // blocks of whole rows (modeRows) and element by element, in two
 // patterns: then read once a row and else's rows repeating (zoo-23's),
 // and cond and else read once a row (zoo-20's). It logs both device
-// times, the fastest of three, for each row length; it is how gpuRowsMax was
+// times, the fastest of three, for each row length; it is how the GPU profile's rowsMax was
 // chosen:
 //
 //	go test ./ops -run '^$' -bench ShortRows -benchtime 1x -v
@@ -98,14 +96,15 @@ func BenchmarkShortRows(b *testing.B) {
 	d := devtest.Open(b, device.Options{})
 	rng := rand.New(rand.NewPCG(5, 5))
 	upload := func(dt tensor.DType, shape ...int) *device.Tensor { return benchUpload(b, d, rng, dt, shape...) }
-	saved := selectTuning
-	defer func() { selectTuning = saved }()
+	prof := profileOf(d)
+	saved := *prof
+	defer func() { *prof = saved }()
 	// measure runs select with modeRows everywhere or nowhere.
 	measure := func(cond, then, els *device.Tensor, rows bool) float64 {
-		selectTuning = saved
-		selectTuning.rowsMin, selectTuning.gpuRowsMax = 0, 240
+		*prof = saved
+		prof.rowsMin, prof.rowsMax = 0, 240
 		if !rows {
-			selectTuning.rowsMin = 1 << 31
+			prof.rowsMin = 1 << 31
 		}
 		return fastestGPUTime(b, d, func() (*device.Tensor, error) { return Select(cond, then, els) })
 	}
@@ -117,7 +116,7 @@ func BenchmarkShortRows(b *testing.B) {
 			r = n / (100 * k)
 			c2, t2, e2 := upload(tensor.Bool, r, 100, 1), upload(tensor.F32, r, 100, k), upload(tensor.F32, r, 100, 1)
 			b.Logf("rows of %2d (blocks of %3d): like zoo-23, by elements %.1f us, modeRows %.1f us; like zoo-20, %.1f us and %.1f us",
-				k, 16*k/int(reduceGCD(uint64(k), 16)), measure(c1, t1, e1, false)/1e3, measure(c1, t1, e1, true)/1e3,
+				k, 16*k/int(gcd(uint64(k), 16)), measure(c1, t1, e1, false)/1e3, measure(c1, t1, e1, true)/1e3,
 				measure(c2, t2, e2, false)/1e3, measure(c2, t2, e2, true)/1e3)
 		}
 	}

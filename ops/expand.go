@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
@@ -81,41 +80,38 @@ func expandWins(r, w int) bool {
 }
 
 // expand records res = src with each element repeated r times in a
-// row, and reports whether it could: the rows must hold a 16-byte vector
-// at least, the source lie in one page, and the output's elements be
-// indexable by the kernel. Otherwise it records nothing.
-func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) (bool, error) {
+// row. The rows must hold a 16-byte vector at least, the source lie in
+// one page, and the output's elements be indexable by the kernel
+// (expandable).
+func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) error {
 	w := res.DType().Size()
-	if r*w < 16 || src.Pages() != 1 || res.Len() >= math.MaxInt32 || res.Len() != src.Len()*r {
-		return false, nil
-	}
 	in, skip, err := src.Window(0, src.Bytes())
 	if err != nil {
-		return false, err
+		return err
 	}
 	m, sh := reciprocal(uint32(r))
 	page := d.PageSize()
 	for lo := uint64(0); lo < res.Bytes(); lo += page {
 		out, oskip, err := res.Window(lo, min(lo+page, res.Bytes()))
 		if err != nil {
-			return true, err
+			return err
 		}
 		if oskip != 0 {
-			return true, fmt.Errorf("internal error: expand: page at byte %d bound %d bytes early", lo, oskip)
+			return fmt.Errorf("internal error: expand: page at byte %d bound %d bytes early", lo, oskip)
 		}
 		out.Write = true
 		vecs := (min(page, res.Bytes()-lo) + 15) / 16
 		grid, err := d.Grid((vecs + 4*expandGroup - 1) / (4 * expandGroup))
 		if err != nil {
-			return true, err
+			return err
 		}
 		var buf [32]byte
 		push := words(buf[:0]).u32(uint32(vecs), grid[0], uint32(lo/uint64(w)), uint32(r), m, sh,
 			uint32(skip/uint64(w)), uint32(src.Len()-1))
 		spec, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]device.Arg{in, out}
 		if err := d.Dispatch(k, spec[:], args[:], push, grid); err != nil {
-			return true, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }

@@ -32,3 +32,20 @@ func (w words) u64(v uint64) words { return w.u32(uint32(v), uint32(v>>32)) }
 
 // fitsU32 reports whether n can be a 32-bit index.
 func fitsU32(n uint64) bool { return n <= math.MaxUint32 }
+
+// gcd returns the greatest common divisor of a and b.
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// b2u returns 1 for true, 0 for false: a bool as a push or
+// specialization constant.
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,9 +1,8 @@
 package ops
 
 import (
-	"fmt"
-
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -28,38 +27,39 @@ type maskOp struct {
 	accept func(tensor.DType) bool
 }
 
-// The shader's OP_ codes (shaders/mask.glsl).
+// The ops' codes (shaders/spec, OP_ in GLSL).
 const (
-	opEQ uint32 = iota
-	opNE
-	opLT
-	opLE
-	opAnd
-	opOr
-	opXor
-	opNot
-	opIsNaN
-	opIsInf
-	opIsFinite
+	opEQ       uint32 = spec.OpEQ
+	opNE       uint32 = spec.OpNE
+	opLT       uint32 = spec.OpLT
+	opLE       uint32 = spec.OpLE
+	opAnd      uint32 = spec.OpAnd
+	opOr       uint32 = spec.OpOr
+	opXor      uint32 = spec.OpXor
+	opNot      uint32 = spec.OpNot
+	opIsNaN    uint32 = spec.OpIsNaN
+	opIsInf    uint32 = spec.OpIsInf
+	opIsFinite uint32 = spec.OpIsFinite
 )
 
-// keyOf is how the kernel reads elements of dt: the shader's KEY_ codes.
+// keyOf is how the kernel reads elements of dt (shaders/spec, KEY_ in
+// GLSL).
 func keyOf(dt tensor.DType) uint32 {
 	switch {
 	case dt == tensor.Bool:
-		return 2
+		return spec.KeyBool
 	case dt.IsSigned():
-		return 1
+		return spec.KeyInt
 	case dt == tensor.F16:
-		return 3
+		return spec.KeyF16
 	case dt == tensor.BF16:
-		return 4
+		return spec.KeyBF16
 	case dt == tensor.F32:
-		return 5
+		return spec.KeyF32
 	case dt == tensor.F64:
-		return 6
+		return spec.KeyF64
 	}
-	return 0
+	return spec.KeyUint
 }
 
 // binary checks a and b for m and runs it. Each is a *device.Tensor or a
@@ -159,73 +159,25 @@ func (m *maskOp) check(dt tensor.DType) error {
 func isBool(dt tensor.DType) bool { return dt == tensor.Bool }
 
 // runMask returns the bool tensor of shape out holding op code of a and
-// b, elements of type dt; unary ops ignore b, whose shape is then a's.
-// If a dispatch fails, the output is freed.
+// b, elements of type dt; unary ops ignore b, a pushed scalar of no
+// shape. If a dispatch fails, the output is freed.
 func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b operand) (*device.Tensor, error) {
-	bShape := b.shape()
-	if b.t == nil && code >= opNot {
-		bShape = a.shape()
-	}
-	return newElementwise(op, d, tensor.Bool, out, &maskFamilies,
-		func(res *device.Tensor) elementwise { return maskRun(res, a, b, dt.Size(), code, keyOf(dt), detect) },
-		a.shape(), bShape)
+	r := maskElem.newRun(dt.Size())
+	r.ts[0], r.ts[1] = a.t, b.t
+	r.shapes[0], r.shapes[1] = a.shape(), b.shape()
+	r.bits = [2]uint64{a.bits, b.bits}
+	r.nspec = copy(r.spec[:], []uint32{code, keyOf(dt), detect})
+	return r.execute(op, d, tensor.Bool, out)
 }
 
-// maskRun returns the elementwise run that fills res with op code of a
-// and b, w-byte elements read as key says; its variant is yet to be
-// chosen. The op, how elements are read and IsInf's attributes are the
-// kernel's own specialization constants.
-func maskRun(res *device.Tensor, a, b operand, w int, code, key, detect uint32) elementwise {
-	return elementwise{
-		ts:     [maxOperands]*device.Tensor{a.t, b.t, res},
-		sizes:  [maxOperands]int{w, w, 1},
-		bits:   [2]uint64{a.bits, b.bits},
-		width:  w,
-		tuning: &maskTuning,
-		spec:   [3]uint32{code, key, detect},
-		nspec:  3,
-	}
-}
-
-// The mask kernels are shaders/mask_w*.comp, one source compiled once
-// per input element width and variant as Select's are per variant, and
-// again for blocks of whole rows (mask_w*_rows.comp) and for row seams
-// (mask_w*_seams.comp): bindings a, b, out
-// and 28 words of push constants.
-func maskVariants(w int) []*variant {
-	name := fmt.Sprintf("mask_w%d", w)
-	return []*variant{
-		{name: "portable", kernel: kernel(name, 3, 28), rows: kernel(name+"_rows", 3, 28), seams: kernel(name+"_seams", 3, 28)},
-		{name: "texel", kernel: maskTexelKernel(name + "_texel"), rows: maskTexelKernel(name + "_texel_rows"),
-			seams: maskTexelKernel(name + "_texel_seams"), needs: hasSelectTexels},
-		{name: "texel64", kernel: maskTexelKernel(name + "_texel64"), rows: maskTexelKernel(name + "_texel64_rows"),
-			seams: maskTexelKernel(name + "_texel64_seams"), needs: func(d *device.Device) bool {
-				return hasSelectTexels(d) && d.Info().Features.ShaderInt64
-			}},
-	}
-}
-
-func maskTexelKernel(name string) *device.Kernel {
-	k := kernel(name, 3, 28)
-	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.TexelRGBA32UI, device.Storage}
-	return k
-}
-
-// maskFamilies holds a family per input element width and class, keyed
-// "mask/w4/same" and so on, as selectFamilies does.
-var maskFamilies = elementwiseFamilies("mask", maskVariants, measureMask)
-
-// measureMask times v on d as measureElementwise does: less-than of
-// w-byte unsigned integers.
-func measureMask(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
-	dt := uintOfSize(w)
-	return measureElementwise(d, []tensor.DType{dt, dt, tensor.Bool}, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
-		e := maskRun(ts[2], operand{t: ts[0]}, operand{t: ts[1]}, w, opLT, keyOf(dt), 0)
-		e.v = v
-		return e.dispatch(d, l)
-	})
-}
-
-// maskTuning shapes the mask kernel's grid as selectTuning does
-// select's, with chunks by input element size.
-var maskTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 2, 8: 2}, gpuChunks: 1, rowsMin: elementwiseRowsMin, gpuRowsMax: elementwiseGPURowsMax}
+// maskElem describes the mask ops to the engine: inputs a and b of the
+// op's width (either may be a pushed scalar, and a unary op's b always
+// is), a bool output, and as its own constants the op's code, how its
+// elements are read (keyOf) and IsInf's attributes (shaders/mask.glsl).
+// Its families are timed on less-than of unsigned integers.
+var maskElem = (&elemOp{
+	name: "mask", inputs: 2, boolOut: true, rows: true,
+	chunks:    [9]int{1: 4, 2: 2, 4: 2, 8: 2},
+	probes:    []probe{{}},
+	probeSpec: []uint32{opLT, 0, 0},
+}).register()

@@ -57,15 +57,10 @@ func checkMasks(t *testing.T, d *device.Device, a, b *tensor.Host) {
 	}
 }
 
-// eachMaskVariant runs f as a subtest per mask variant, with the variant
-// forced (with -short, texel64 only: the one with most paths); those d
-// cannot run are skipped.
+// eachMaskVariant runs f as a subtest per mask variant, as eachVariant
+// does.
 func eachMaskVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
-	vs := maskVariants(4) // every width has the same variants
-	if testing.Short() {
-		vs = vs[len(vs)-1:]
-	}
-	eachVariant(t, d, vs, f)
+	eachVariant(t, d, maskElem.variants[4], f) // every width has the same variants
 }
 
 // TestMaskGrid shrinks workgroups to one invocation of one chunk, so
@@ -73,7 +68,7 @@ func eachMaskVariant(t *testing.T, d *device.Device, f func(t *testing.T)) {
 // device chooses (a grid of single invocations is slow on lavapipe).
 func TestMaskGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	setTuning(t, &maskTuning, 1, 1)
+	setTuning(t, 1, 1)
 	n := 16*65535 + 100
 	rng := rand.New(rand.NewPCG(1, 2))
 	checkMasks(t, d, randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 1}))
@@ -88,7 +83,7 @@ func TestMaskTuning(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 3))
 		for _, group := range []int{7} {
 			for _, chunks := range []int{1, 3} {
-				setTuning(t, &maskTuning, group, chunks)
+				setTuning(t, group, chunks)
 				for _, dt := range []tensor.DType{tensor.U8, tensor.F64} {
 					for _, s := range [][2]tensor.Shape{{{5000}, {5000}}, {{37, 130}, {37, 1}}, {{9, 11, 7}, {11, 1}}, {{3001}, {}}} {
 						checkMasks(t, d, randomHost(rng, dt, s[0]), randomHost(rng, dt, s[1]))

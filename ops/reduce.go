@@ -286,8 +286,10 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 func (r *reducer) normalize(data, out *device.Tensor) error {
 	n := tensor.Shape{data.Len()}
 	l := newLayout(n, n, nil)
-	e := maskRun(out, operand{t: data}, operand{}, 1, opOr, keyOf(tensor.Bool), 0)
-	return e.run(r.d, &l, &maskFamilies)
+	m := maskElem.newRun(1)
+	m.ts[0], m.ts[2] = data, out
+	m.nspec = copy(m.spec[:], []uint32{opOr, keyOf(tensor.Bool), 0})
+	return m.record(r.d, &l)
 }
 
 // reduceJob is one planned dispatch: of k, with the plan's push and spec

@@ -252,7 +252,7 @@ func reducePasses(dst []reducePass, dims []reduceDim) []reducePass {
 func (t reduceTune) regroup(dst, ps []reducePass) []reducePass {
 	out := dst
 	for _, p := range ps {
-		g := 16 / reduceGCD(p.c, 16)
+		g := 16 / gcd(p.c, 16)
 		if p.inner() || g == 1 || p.r%g != 0 || p.r/g < 4 || p.b*p.r*p.c < t.minRegroup {
 			out = append(out, p)
 			continue
@@ -260,14 +260,6 @@ func (t reduceTune) regroup(dst, ps []reducePass) []reducePass {
 		out = append(out, reducePass{p.b, p.r / g, g * p.c}, reducePass{p.b, g, p.c})
 	}
 	return out
-}
-
-// reduceGCD returns the greatest common divisor of a and b.
-func reduceGCD(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // reducePiece is the box of a pass's [B, R, C] view that one dispatch

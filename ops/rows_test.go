@@ -26,10 +26,10 @@ import (
 // variant runs with the usual pages, the device's choice with 4 KiB
 // pages, where pieces start inside blocks.
 func TestRows(t *testing.T) {
-	for _, tu := range []*elementwiseTuning{&selectTuning, &maskTuning} {
-		saved := tu.rowsMin
-		t.Cleanup(func() { tu.rowsMin = saved })
-		tu.rowsMin = 0
+	for _, p := range []*profile{&cpuProfile, &gpuProfile} {
+		saved := p.rowsMin
+		t.Cleanup(func() { p.rowsMin = saved })
+		p.rowsMin = 0
 	}
 	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
 	run := func(t *testing.T, d *device.Device, masks bool) {
@@ -70,7 +70,7 @@ func checkTrio(t *testing.T, d *device.Device, rng *rand.Rand, masks bool, dt te
 // on 4 KiB pages, where pieces start inside blocks.
 func everyVariant(t *testing.T, run func(t *testing.T, d *device.Device, masks bool)) {
 	d := devtest.Open(t, device.Options{})
-	eachVariant(t, d, selectVariants, func(t *testing.T) { run(t, d, false) })
+	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) { run(t, d, false) })
 	eachMaskVariant(t, d, func(t *testing.T) { run(t, d, true) })
 	small := devtest.Open(t, device.Options{PageSize: 4096})
 	run(t, small, false)
@@ -103,10 +103,10 @@ func TestRowGroup(t *testing.T) {
 		{1, 16, 0, true, 0}, // whole vectors: not modeRows
 		{1, 1, 0, true, 0},
 	} {
-		e := &elementwise{width: c.width}
-		s := span{rank: 2, dims: [maxRank]uint32{c.rows, 100}}
-		s.base[3] = c.base
-		if got := e.rowGroup(&s, 3, c.cpu); got != c.want {
+		r := selectElem.newRun(c.width)
+		b := box{rank: 2, dims: [maxRank]uint32{c.rows, 100}}
+		b.base[3] = c.base
+		if got := r.rowGroup(&b, c.cpu); got != c.want {
 			t.Errorf("width %d, rows of %d, base %d, cpu %v: rowGroup = %d, want %d", c.width, c.rows, c.base, c.cpu, got, c.want)
 		}
 	}

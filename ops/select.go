@@ -3,7 +3,6 @@ package ops
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/tensor"
@@ -153,205 +152,53 @@ func (o operand) shape() tensor.Shape {
 // blend returns a new tensor of shape out and element type dt, holding
 // a's element where cond's is true and b's where it is false. Each
 // operand's shape must fit out one way and a and b must hold dt; out may
-// be on the caller's stack (see newElementwise).
+// be on the caller's stack (see run.execute).
 func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand) (*device.Tensor, error) {
-	return newElementwise(op, cond.Device(), dt, out, &selectFamilies,
-		func(res *device.Tensor) elementwise { return selectRun(res, cond, a, b) },
-		cond.Dims(), a.shape(), b.shape())
+	r := selectElem.newRun(dt.Size())
+	r.ts[0], r.ts[1], r.ts[2] = cond, a.t, b.t
+	r.shapes[0], r.shapes[1], r.shapes[2] = cond.Dims(), a.shape(), b.shape()
+	r.bits = [2]uint64{a.bits, b.bits}
+	pickByCond(&r)
+	return r.execute(op, cond.Device(), dt, out)
 }
 
-// selectRun returns the elementwise run that fills res from cond, a and
-// b; its variant is yet to be chosen.
-func selectRun(res, cond *device.Tensor, a, b operand) elementwise {
-	w := res.DType().Size()
-	return elementwise{
-		ts:     [maxOperands]*device.Tensor{cond, a.t, b.t, res},
-		sizes:  [maxOperands]int{1, w, w, w},
-		bits:   [2]uint64{a.bits, b.bits},
-		width:  w,
-		tuning: &selectTuning,
-		direct: selectDirect,
-	}
-}
-
-// selectDirect fills the output of select run e without the select
-// kernel where cond is one element whose value the host can read at once
-// (device.Tensor.Peek): the output is then the operand cond picks,
-// broadcast. A scalar is filled (vkCmdFillBuffer), and an operand
-// broadcast only along outer axes, such as a row over every row, tiled
-// (device.Device.Tile): one that holds every element is one copy. On
-// lavapipe these run as memcpy and memset, 2.5 times as fast as the
-// kernel in geometric mean (BENCHMARKS.md at a602088, "One-element
-// conds"). An operand broadcast only along inner axes, such as a
-// column, is expanded where that beats the kernel (expandWins). Other
-// broadcasts, and pushed 8-byte scalars whose halves differ, take the
-// kernel.
-func selectDirect(e *elementwise, d *device.Device) (bool, error) {
-	cond, res := e.ts[0], e.ts[3]
+// pickByCond sets the pick of select run r where cond is one element
+// whose value the host can read at once (device.Tensor.Peek): the output
+// is then the operand cond picks, broadcast, which the engine may fill,
+// tile or expand instead of running the kernel (run.planPick). The
+// picked value is known where it is a scalar or a one-element tensor
+// the host can read at once too.
+func pickByCond(r *run) {
+	cond := r.ts[0]
 	var c [1]byte
 	if cond.Len() != 1 || !cond.Peek(c[:]) {
-		return false, nil
+		return
 	}
-	x := 2
+	r.pick = 2
 	if c[0] != 0 {
-		x = 1
+		r.pick = 1
 	}
-	t, bits := e.ts[x], e.bits[x-1]
-	known := t == nil // whether bits holds the picked value
+	t := r.ts[r.pick]
+	r.pickBits, r.pickKnown = r.bits[r.pick-1], t == nil
 	if t != nil && t.Len() == 1 {
 		var b [8]byte
-		known = t.Peek(b[:e.width])
-		bits = binary.LittleEndian.Uint64(b[:])
+		r.pickKnown = t.Peek(b[:r.width])
+		r.pickBits = binary.LittleEndian.Uint64(b[:])
 	}
-	if word, ok := fillWord(bits, e.width); ok && known {
-		return true, d.Fill(res, word)
-	}
-	if t == nil {
-		return false, nil
-	}
-	if repeats(t.Dims(), res.Dims()) {
-		return true, d.Tile(res, t)
-	}
-	if r, ok := rowsOf(t.Dims(), res.Dims()); ok && expandWins(r, e.width) {
-		return expand(d, expandKernel(d), res, t, r)
-	}
-	return false, nil
 }
 
-// repeats reports whether an operand of shape src, broadcast to out,
-// is its elements over and over: its shape, past leading ones, is out's
-// innermost dimensions.
-func repeats(src, out tensor.Shape) bool {
-	for len(src) > 0 && src[0] == 1 {
-		src = src[1:]
-	}
-	return len(src) <= len(out) && src.Equal(out[len(out)-len(src):])
-}
-
-// fillWord returns the 32-bit word that repeats an element of w bytes
-// with these bits, and false for an 8-byte element whose halves differ.
-func fillWord(bits uint64, w int) (uint32, bool) {
-	switch w {
-	case 1:
-		return uint32(bits&0xff) * 0x01010101, true
-	case 2:
-		return uint32(bits&0xffff) * 0x00010001, true
-	case 4:
-		return uint32(bits), true
-	}
-	return uint32(bits), uint32(bits) == uint32(bits>>32)
-}
-
-// The select kernels are shaders/select*.comp, one source compiled once
-// per variant, and once more per variant for blocks of whole rows
-// (select*_rows.comp) and for row seams (select*_seams.comp): bindings
-// cond, then, else, out and 30 words of push constants, which every
-// variant reads alike.
-var selectVariants = []*variant{
-	{name: "portable", kernel: kernel("select", 4, 30), rows: kernel("select_rows", 4, 30), seams: kernel("select_seams", 4, 30)},
-	{name: "texel", kernel: selectTexelKernel("select_texel"), rows: selectTexelKernel("select_texel_rows"),
-		seams: selectTexelKernel("select_texel_seams"), needs: hasSelectTexels},
-	{name: "texel64", kernel: selectTexelKernel("select_texel64"), rows: selectTexelKernel("select_texel64_rows"),
-		seams: selectTexelKernel("select_texel64_seams"), needs: func(d *device.Device) bool {
-			return hasSelectTexels(d) && d.Info().Features.ShaderInt64
-		}},
-}
-
-// selectTexelKernel declares a variant that reads its inputs through
-// rgba32ui texel buffers; bools come 16 to a texel, so one load covers a
-// block's chunk of cond as it does in the portable kernel.
-func selectTexelKernel(name string) *device.Kernel {
-	k := kernel(name, 4, 30)
-	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.TexelRGBA32UI, device.TexelRGBA32UI, device.Storage}
-	return k
-}
-
-func hasSelectTexels(d *device.Device) bool { return d.HasTexels(device.TexelRGBA32UI) }
-
-// selectClass is the part of a plan that can change which variant is
-// fastest besides the element width: whether every tensor operand runs
-// contiguously beside the output (scalars pushed as constants count as
-// contiguous: they cost no loads), or some are broadcast.
-type selectClass int
-
-const (
-	selectSame selectClass = iota
-	selectBroadcast
-	selectClasses
-)
-
-func (c selectClass) String() string { return [...]string{"same", "bcast"}[c] }
-
-// selectFamilies holds a family per element width (1, 2, 4 and 8 bytes)
-// and class, keyed "select/w4/same" and so on.
-var selectFamilies = elementwiseFamilies("select", func(int) []*variant { return selectVariants }, measureSelect)
-
-// measureSelect times v on d as measureElementwise does, over w-byte
-// elements: a select of three tensors, which mostly loads, plus one with
-// then and else pushed, as Where's scalars are, which mostly stores,
-// its time scaled to the bytes of the first so that both weigh alike. A
-// GPU may tie variants on the first and not on the second: on an H100,
-// f32 with scalars took 0.085 ms with 16-byte stores and 0.055 ms with
-// the 32-byte stores of texel64, three tensors 0.084 ms with either.
-func measureSelect(d *device.Device, v *variant, w int, c selectClass) (float64, error) {
-	dt := uintOfSize(w)
-	run := func(dts ...tensor.DType) (float64, error) {
-		return measureElementwise(d, dts, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
-			e := selectRun(ts[3], ts[0], operand{t: ts[1]}, operand{t: ts[2]})
-			e.v = v
-			return e.dispatch(d, l)
-		})
-	}
-	loads, err := run(tensor.Bool, dt, dt, dt)
-	if err != nil {
-		return 0, err
-	}
-	stores, err := run(tensor.Bool, tensor.Invalid, tensor.Invalid, dt)
-	if err != nil {
-		return 0, err
-	}
-	return loads + stores*float64(1+3*w)/float64(1+w), nil
-}
-
-// uintOfSize returns the unsigned integer type of w bytes.
-func uintOfSize(w int) tensor.DType {
-	return map[int]tensor.DType{1: tensor.U8, 2: tensor.U16, 4: tensor.U32, 8: tensor.U64}[w]
-}
-
-// selectTuning shapes the select kernel's grid (elementwiseTuning): by
-// element size, chunks such that each invocation writes 64 bytes or more
-// (fewer chunks where rows of a whole number of chunks need them).
-var selectTuning = elementwiseTuning{group: 256, chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1}, gpuChunks: 1, rowsMin: elementwiseRowsMin, gpuRowsMax: elementwiseGPURowsMax}
-
-// texelBytes, when nonzero, stands for the device's
-// maxTexelBufferElements in bytes of rgba32ui texels: tests shrink it to
-// plan texel views smaller than a page.
-var texelBytes uint64
-
-// selectSpan returns the bytes that one binding of variant v may cover:
-// a page, or for a texel variant the largest power of two that its views
-// can hold (maxTexelBufferElements), if that is less. Pages are powers
-// of two too, so pieces planned for the smaller span still lie in one
-// page each. While device.HasTexels admits texel variants only where a
-// whole page fits, the page is the span; tests shrink the limit to plan
-// views smaller than pages.
-func selectSpan(d *device.Device, v *variant) int {
-	span := d.PageSize()
-	if v.kernel.Kinds != nil {
-		limit := texelBytes
-		if limit == 0 {
-			limit = uint64(d.Info().Limits.MaxTexelBufferElements) * 16
-		}
-		span = min(span, uint64(1)<<(bits.Len64(limit)-1))
-	}
-	return int(span)
-}
-
-// b2u returns 1 for true, 0 for false: a bool as a push or
-// specialization constant.
-func b2u(b bool) uint32 {
-	if b {
-		return 1
-	}
-	return 0
-}
+// selectElem describes Select, and Where, to the engine: inputs cond
+// (bool), then and else (either may be a pushed scalar), the output of
+// their type (shaders/select.glsl). Its families are timed on a select
+// of three tensors, which mostly loads, and one with then and else
+// pushed, as Where's scalars are, which mostly stores, its time scaled
+// to the bytes of the first so that both weigh alike. A GPU may tie
+// variants on the first and not on the second: on an H100, f32 with
+// scalars took 0.085 ms with 16-byte stores and 0.055 ms with the
+// 32-byte stores of texel64, three tensors 0.084 ms with either. Each
+// invocation writes 64 bytes or more on lavapipe.
+var selectElem = (&elemOp{
+	name: "select", inputs: 3, bools: 1, rows: true,
+	chunks: [9]int{1: 4, 2: 2, 4: 1, 8: 1},
+	probes: []probe{{}, {pushed: 0b110, weight: func(w int) float64 { return float64(1+3*w) / float64(1+w) }}},
+}).register()

@@ -68,16 +68,14 @@ func checkSelect(t *testing.T, d *device.Device, cond, then, els *tensor.Host) {
 	}
 }
 
-// setTuning sets tu to workgroups of group invocations, each doing chunks
-// chunks at every element width, until t ends.
-func setTuning(t *testing.T, tu *elementwiseTuning, group, chunks int) {
-	saved := *tu
-	t.Cleanup(func() { *tu = saved })
-	tu.group = group
-	for w := range tu.chunks {
-		tu.chunks[w] = chunks
+// setTuning sets every profile to workgroups of group invocations, each
+// doing chunks chunks at every element width, until t ends.
+func setTuning(t testing.TB, group, chunks int) {
+	for _, p := range []*profile{&cpuProfile, &gpuProfile} {
+		saved := *p
+		t.Cleanup(func() { *p = saved })
+		p.group, p.chunks = group, chunks
 	}
-	tu.gpuChunks = chunks
 }
 
 // TestSelectGrid shrinks workgroups to one invocation of one chunk, so
@@ -85,13 +83,13 @@ func setTuning(t *testing.T, tu *elementwiseTuning, group, chunks int) {
 // linear group index spans the Y dimension of the grid.
 func TestSelectGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	setTuning(t, &selectTuning, 1, 1)
+	setTuning(t, 1, 1)
 	n := 16*65535*2 + 100
 	g, err := d.Grid(uint64(n+15) / 16)
 	if err != nil || g[1] < 2 {
 		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
 	}
-	eachVariant(t, d, selectVariants, func(t *testing.T) {
+	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}), randomHost(rng, tensor.U8, tensor.Shape{n}))
 		checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{n / 100, 1}), randomHost(rng, tensor.I16, tensor.Shape{n / 100, 100}), randomHost(rng, tensor.I16, tensor.Shape{100}))
@@ -104,11 +102,15 @@ func TestSelectGrid(t *testing.T) {
 // blocks of a single vector, which texel64 stores unpaired.
 func TestSelectTuning(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	eachVariant(t, d, selectVariants, func(t *testing.T) {
+	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 3))
-		for _, group := range []int{1, 7, 64} {
-			for _, chunks := range []int{1, 2, 4} {
-				setTuning(t, &selectTuning, group, chunks)
+		groups, chunkCounts := []int{1, 7, 64}, []int{1, 2, 4}
+		if testing.Short() {
+			groups, chunkCounts = []int{7}, []int{1, 4}
+		}
+		for _, group := range groups {
+			for _, chunks := range chunkCounts {
+				setTuning(t, group, chunks)
 				for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
 					for _, s := range [][3]tensor.Shape{
 						{{5000}, {5000}, {5000}},
@@ -132,12 +134,12 @@ func TestSelectTuning(t *testing.T) {
 func TestMeasureSelect(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 64 << 10})
 	for _, w := range []int{1, 2, 4, 8} {
-		for c := range selectClasses {
-			for _, v := range selectVariants {
+		for c := range classes {
+			for _, v := range selectElem.variants[w] {
 				if !v.eligible(d) {
 					continue
 				}
-				ns, err := measureSelect(d, v, w, c)
+				ns, err := selectElem.measure(d, v, w, c)
 				if err != nil || !(ns > 0) || math.IsInf(ns, 0) {
 					t.Errorf("w%d/%v/%s: %v ns, %v", w, c, v.name, ns, err)
 				}
@@ -155,16 +157,16 @@ func TestSelectTexelSpan(t *testing.T) {
 	saved := texelBytes
 	defer func() { texelBytes = saved }()
 	texelBytes = 4096 + 100 // not a power of two: the span rounds down
-	for _, v := range selectVariants {
+	for _, v := range selectElem.variants[4] {
 		want := int(d.PageSize())
 		if v.kernel.Kinds != nil {
 			want = 4096
 		}
-		if got := selectSpan(d, v); got != want {
+		if got := spanOf(d, v); got != want {
 			t.Errorf("variant %s: span %d, want %d", v.name, got, want)
 		}
 	}
-	eachVariant(t, d, selectVariants, func(t *testing.T) {
+	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
 			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}))
@@ -180,13 +182,13 @@ func TestSelectTexelSpan(t *testing.T) {
 // the fastest, which Select then runs without measuring again.
 func TestSelectFamilies(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	for w := range selectFamilies {
-		for c, f := range selectFamilies[w] {
+	for w := range selectElem.families {
+		for c, f := range selectElem.families[w] {
 			if (w == 1 || w == 2 || w == 4 || w == 8) != (f != nil) {
 				t.Fatalf("width %d class %d: family %v", w, c, f)
 			}
-			if f != nil && (f.key != fmt.Sprintf("select/w%d/%v", w, selectClass(c)) || f.variants[0].needs != nil) {
-				t.Errorf("family %s: want key select/w%d/%v and a portable first variant", f.key, w, selectClass(c))
+			if f != nil && (f.key != fmt.Sprintf("select/w%d/%v", w, class(c)) || f.variants[0].needs != nil) {
+				t.Errorf("family %s: want key select/w%d/%v and a portable first variant", f.key, w, class(c))
 			}
 		}
 	}
@@ -194,21 +196,21 @@ func TestSelectFamilies(t *testing.T) {
 	for _, c := range []struct {
 		shapes []tensor.Shape // out, cond, then, else
 		a, b   operand
-		want   selectClass
+		want   class
 	}{
-		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {4, 5}}, x, x, selectSame},
-		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, nil}, x, operand{}, selectSame},
-		{[]tensor.Shape{{4, 5}, {4, 1}, {4, 5}, {4, 5}}, x, x, selectBroadcast},
-		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {}}, x, x, selectBroadcast},
-		{[]tensor.Shape{{4, 5}, {}, {4, 5}, {4, 5}}, x, x, selectBroadcast},
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {4, 5}}, x, x, classSame},
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, nil}, x, operand{}, classSame},
+		{[]tensor.Shape{{4, 5}, {4, 1}, {4, 5}, {4, 5}}, x, x, classBroadcast},
+		{[]tensor.Shape{{4, 5}, {4, 5}, {4, 5}, {}}, x, x, classBroadcast},
+		{[]tensor.Shape{{4, 5}, {}, {4, 5}, {4, 5}}, x, x, classBroadcast},
 	} {
 		l := newLayout(c.shapes[0], c.shapes[1:]...)
 		ts := [maxOperands]*device.Tensor{x.t, c.a.t, c.b.t, x.t}
-		if got := elementwiseClass(&l, &ts); got != c.want {
+		if got := classOf(&l, &ts); got != c.want {
 			t.Errorf("shapes %v: class %v, want %v", c.shapes, got, c.want)
 		}
 	}
-	f := selectFamilies[4][selectSame]
+	f := selectElem.families[4][classSame]
 	best, times, err := f.tune(d)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +232,7 @@ func TestSelectFamilies(t *testing.T) {
 	// stored.
 	rng := rand.New(rand.NewPCG(4, 5))
 	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{300, 1}), randomHost(rng, tensor.F16, tensor.Shape{300, 40}), randomHost(rng, tensor.F16, tensor.Shape{40}))
-	bcast := selectFamilies[2][selectBroadcast]
+	bcast := selectElem.families[2][classBroadcast]
 	if name, ok := d.Choice(bcast.key); bcast.byDefault(d) == nil && (!ok || bcast.stored(d) == nil) {
 		t.Errorf("select/w2/bcast: no eligible choice stored after a select (%q)", name)
 	}
@@ -267,11 +269,19 @@ func TestSelectRank(t *testing.T) {
 
 // TestSelectDirect runs selects and wheres whose cond holds one element,
 // which copy, fill or expand the picked operand where the host can read
-// cond (selectDirect), against cpuref, and checks which way each went: a
+// cond (pickByCond, run.planPick), against cpuref, and checks which way each went: a
 // kernel's dispatch can be captured, and which kernel it was, a copy or
 // fill cannot.
 func TestSelectDirect(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
+	// Where the host cannot read a tensor's memory, as on a discrete
+	// GPU, it never knows cond: the kernel runs.
+	pathFor := func(path string) string {
+		if !d.Unified() {
+			return "kernel"
+		}
+		return path
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	out := tensor.Shape{37, 129}
 	upload := func(h *tensor.Host) *device.Tensor {
@@ -341,8 +351,8 @@ func TestSelectDirect(t *testing.T) {
 					var err error
 					y, err = Select(ct, tt, et)
 					return err
-				}); path != k.path {
-					t.Errorf("%s: went by %s, want %s", name, path, k.path)
+				}); path != pathFor(k.path) {
+					t.Errorf("%s: went by %s, want %s", name, path, pathFor(k.path))
 				}
 				if y == nil {
 					t.Fatalf("%s: no result", name)
@@ -370,7 +380,7 @@ func TestSelectDirect(t *testing.T) {
 				if y == nil {
 					t.Fatalf("%s: no result", name)
 				}
-				if want := map[bool]string{true: "copy", false: "kernel"}[c != 0 || same || dt.Size() < 8]; path != want {
+				if want := pathFor(map[bool]string{true: "copy", false: "kernel"}[c != 0 || same || dt.Size() < 8]); path != want {
 					t.Errorf("%s: went by %s, want %s", name, path, want)
 				}
 				checkAgainst(t, name, y, want)
@@ -411,8 +421,8 @@ func TestSelectDirect(t *testing.T) {
 		var err error
 		y, err = Select(yt, notC, bt)
 		return err
-	}); y == nil || path != "copy" {
-		t.Fatalf("select of a pick still being written: got %v by %s, want a result and no dispatch", y, path)
+	}); y == nil || path != pathFor("copy") {
+		t.Fatalf("select of a pick still being written: got %v by %s, want a result by %s", y, path, pathFor("copy"))
 	}
 	want, err = cpuref.Select(yes, &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{1}, Data: []byte{1}}, bools, "numpy")
 	if err != nil {

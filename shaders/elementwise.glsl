@@ -1,23 +1,144 @@
-// What the elementwise kernels share (select.glsl, mask.glsl): the
-// output binding and the push constants, reading inputs by elements and
-// by 16-element chunks, the multi-index of a block and the odometer that
-// steps it, and storing the output by vectors and by partial words. The
-// includer declares, before including this file:
+// The skeleton of every elementwise kernel: the bindings and push
+// constants, reading inputs by elements and by 16-element chunks, the
+// multi-index of a block and the odometer that steps it, the modes that
+// cover a piece (MODE_ALL, the general path, and the fast ones), and
+// storing the output by vectors and by partial words. An op is a file of
+// hooks that includes this one (select.glsl, mask.glsl); each module
+// (a .comp that make shaders writes from shaders/modules.go) defines W,
+// the element bytes, and the variant's and role's defines before
+// including the op. The op defines, before including this file:
 //
-//   NIN          its number of inputs, a preprocessor constant; the
-//                inputs are bindings 0 to NIN-1, the output binding NIN
-//   vecAt        vector i of input x; wordAt: word i of input x; vecs:
-//                the vectors in input x's binding
-//   W, RANK, ALIGNED, INNER, CHUNKS, E   as select.glsl describes them
-//   OUT_VECS     the output vectors a block of E elements fills
-//   pushed       whether input x is a scalar in pc.scalar, not read
+//   NIN      its number of inputs, 1 to 4: bindings 0 to NIN-1, the
+//            output binding NIN
+//   OUT_W    the output's element bytes
+//   inW(x)   input x's element bytes (1 for bools, else W)
 //
-// and defines ROWS in the modules of MODE_ROWS (below), which hold only
-// that path: the code of one path slows lavapipe's building of every
+// and after it the hooks the modes call:
+//
+//   opChunk  the op on one chunk of sixteen elements: v[x] holds input
+//            x's as inW(x) vectors, o gets the output's as OUT_W vectors
+//   opElem   the op on one element, its inputs at offsets off, read with
+//            inElem (so that an op may read only the inputs it needs)
+//
+// The shared specialization constants' ids come from spec.glsl, which
+// make shaders writes from shaders/spec.go; an op's own start at
+// SPEC_OP0. A module of the ROWS or SEAMS role holds only that mode's
+// path: the code of one path slows lavapipe's building of every
 // pipeline of a module, since it translates all of a module's code
 // before specialization removes any.
-#ifdef ROWS
+#include "spec.glsl"
 #extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = SPEC_GROUP) in;
+layout(constant_id = SPEC_RANK) const uint RANK = 1;      // dimensions of the piece, 1 to 8
+layout(constant_id = SPEC_PUSHED) const uint PUSHED = 0;  // bit x: input x is a pushed scalar
+layout(constant_id = SPEC_CHUNKS) const uint CHUNKS = 1;  // 16-element chunks per block
+layout(constant_id = SPEC_ALIGNED) const uint ALIGNED = 0; // bit x: every vector load of input x is 16-byte aligned
+layout(constant_id = SPEC_INNER) const uint INNER = 0;    // bit x: input x is broadcast in dim 0
+
+const uint E = 16u * CHUNKS;          // elements per block
+const uint OUT_VECS = OUT_W * CHUNKS; // the output vectors a block fills
+
+// The inputs, each declared as vectors for bulk access and as words, or
+// with TEXEL_LOADS as an rgba32ui storage texel buffer read with
+// imageLoad, which lavapipe runs several times faster than storage-buffer
+// loads.
+#ifdef TEXEL_LOADS
+layout(binding = 0, rgba32ui) readonly uniform uimageBuffer in0T;
+#if NIN > 1
+layout(binding = 1, rgba32ui) readonly uniform uimageBuffer in1T;
+#endif
+#if NIN > 2
+layout(binding = 2, rgba32ui) readonly uniform uimageBuffer in2T;
+#endif
+#if NIN > 3
+layout(binding = 3, rgba32ui) readonly uniform uimageBuffer in3T;
+#endif
+
+// vecAt returns vector i of input x.
+uvec4 vecAt(uint x, uint i) {
+#if NIN > 3
+	if (x == 3u) return imageLoad(in3T, int(i));
+#endif
+#if NIN > 2
+	if (x == 2u) return imageLoad(in2T, int(i));
+#endif
+#if NIN > 1
+	if (x == 1u) return imageLoad(in1T, int(i));
+#endif
+	return imageLoad(in0T, int(i));
+}
+
+// wordAt returns word i of input x.
+uint wordAt(uint x, uint i) { return vecAt(x, i >> 2)[i & 3u]; }
+
+// vecs returns the vectors in input x's binding.
+uint vecs(uint x) {
+#if NIN > 3
+	if (x == 3u) return uint(imageSize(in3T));
+#endif
+#if NIN > 2
+	if (x == 2u) return uint(imageSize(in2T));
+#endif
+#if NIN > 1
+	if (x == 1u) return uint(imageSize(in1T));
+#endif
+	return uint(imageSize(in0T));
+}
+#else
+layout(std430, binding = 0) readonly buffer In0V { uvec4 in0V[]; };
+layout(std430, binding = 0) readonly buffer In0W { uint in0W[]; };
+#if NIN > 1
+layout(std430, binding = 1) readonly buffer In1V { uvec4 in1V[]; };
+layout(std430, binding = 1) readonly buffer In1W { uint in1W[]; };
+#endif
+#if NIN > 2
+layout(std430, binding = 2) readonly buffer In2V { uvec4 in2V[]; };
+layout(std430, binding = 2) readonly buffer In2W { uint in2W[]; };
+#endif
+#if NIN > 3
+layout(std430, binding = 3) readonly buffer In3V { uvec4 in3V[]; };
+layout(std430, binding = 3) readonly buffer In3W { uint in3W[]; };
+#endif
+
+uvec4 vecAt(uint x, uint i) {
+#if NIN > 3
+	if (x == 3u) return in3V[i];
+#endif
+#if NIN > 2
+	if (x == 2u) return in2V[i];
+#endif
+#if NIN > 1
+	if (x == 1u) return in1V[i];
+#endif
+	return in0V[i];
+}
+
+uint wordAt(uint x, uint i) {
+#if NIN > 3
+	if (x == 3u) return in3W[i];
+#endif
+#if NIN > 2
+	if (x == 2u) return in2W[i];
+#endif
+#if NIN > 1
+	if (x == 1u) return in1W[i];
+#endif
+	return in0W[i];
+}
+
+uint vecs(uint x) {
+#if NIN > 3
+	if (x == 3u) return uint(in3V.length());
+#endif
+#if NIN > 2
+	if (x == 2u) return uint(in2V.length());
+#endif
+#if NIN > 1
+	if (x == 1u) return uint(in1V.length());
+#endif
+	return uint(in0V.length());
+}
 #endif
 
 layout(std430, binding = NIN) buffer OutV { uvec4 outV[]; };
@@ -125,8 +246,20 @@ uvec4 splatOf(uvec2 v, uint w) {
 	return uvec4(v, v);
 }
 
-// splat fills a vector with copies of one W-byte element.
-uvec4 splat(uvec2 v) { return splatOf(v, W); }
+// pushed reports whether input x is a scalar in the push constants,
+// not read from its binding: only the last two inputs can be.
+bool pushed(uint x) { return ((PUSHED >> x) & 1u) != 0u; }
+
+// scalarOf returns pushed input x's bits.
+uvec2 scalarOf(uint x) { return pc.scalar[(x + 2u - NIN) & 1u]; }
+
+uint inW(uint x);
+
+// inElem returns input x's element at offset o, or its pushed bits.
+uvec2 inElem(uint x, uint o) {
+	if (pushed(x)) return scalarOf(x);
+	return elemAt(x, inW(x), o);
+}
 
 // broadcast reports whether input x is broadcast in dim d. Dim 0 is
 // also a specialization constant, so that the block path holds only the
@@ -136,7 +269,7 @@ bool broadcast(uint x, uint d) {
 	return ((pc.masks >> (8u * x + d)) & 1u) != 0u;
 }
 
-// How a dispatch covers its piece; ops/elementwise.go chooses:
+// How a dispatch covers its piece; ops/plan.go chooses:
 //   MODE_ALL    every block, element by element: for rows shorter
 //               than a block, where no block lies whole in one run;
 //   MODE_WHOLE  only the blocks that lie whole in one innermost run, by
@@ -166,17 +299,16 @@ bool broadcast(uint x, uint d) {
 //               stored by vectors, with no element-by-element store and
 //               no odometer step per element (rowChunk). The rest of the
 //               piece, pc.skip elements on, runs in MODE_ALL.
-layout(constant_id = 7) const uint MODE = 0;
-const uint MODE_ALL = 0u, MODE_WHOLE = 1u, MODE_SEAMS = 2u, MODE_ROWS = 3u, MODE_ENDS = 4u;
+layout(constant_id = SPEC_MODE) const uint MODE = 0; // MODE_ALL, ...: spec.glsl
 #ifdef ROWS
 // MODE_ROWS only: the rows' length, 2 to 15, and which inputs are read
-// row by row (bit x), as ops/elementwise.go classes them.
-layout(constant_id = 11) const uint ROWLEN = 2;
-layout(constant_id = 12) const uint GATHER = 0;
+// row by row (bit x), as ops/plan.go classes them.
+layout(constant_id = SPEC_ROWLEN) const uint ROWLEN = 2;
+layout(constant_id = SPEC_GATHER) const uint GATHER = 0;
 // MODE_ROWS only: bit x, input x is read as two runs (twoRuns); bit
 // 8+x, it is broadcast in dimension 1, as the push constants say too:
 // here the run's step is a constant, and so is where each element lies.
-layout(constant_id = 13) const uint TWO = 0;
+layout(constant_id = SPEC_TWO) const uint TWO = 0;
 #endif
 
 #if !defined(ROWS) && !defined(SEAMS)
@@ -184,8 +316,8 @@ layout(constant_id = 13) const uint TWO = 0;
 // the chunks of each row, where rows of whole chunks are shorter than a
 // block: a block then holds E / (16 ROWCH) whole rows, which the kernel
 // steps through by the odometer (rowChunk), and a block that is not
-// whole in the piece is left to another dispatch (ops/elementwise.go).
-layout(constant_id = 14) const uint ROWCH = 0;
+// whole in the piece is left to another dispatch (ops/plan.go).
+layout(constant_id = SPEC_ROWCH) const uint ROWCH = 0;
 #endif
 
 // block finds the block of E elements this invocation owns: its first
@@ -407,8 +539,6 @@ void rowChunk(uint x, uint w, uint ch, uint start, uvec2 rv[16], uint ro[16], uv
 	}
 }
 
-bool pushed(uint x);
-
 // runsOf reads the two runs of input x (w bytes wide) where its step is
 // 0, or it is broadcast along the rows, into seg, and then, in the
 // latter case, its value on each row into rv.
@@ -457,7 +587,7 @@ void rowsOf(uint ws[NIN], inout uint coord[8], inout uint off[NIN], out uvec2 rv
 #ifdef SEAMS
 // MODE_SEAMS only: bit x, input x is broadcast in no dimension, so that
 // its offsets run on from one row into the next.
-layout(constant_id = 12) const uint RUNON = 0;
+layout(constant_id = SPEC_RUNON) const uint RUNON = 0;
 
 // headMask returns the mask of a vector's bytes before byte t.
 uvec4 headMask(int t) {
@@ -540,4 +670,229 @@ void storeVec(uint b, uint j, uvec4 v) {
 // store writes the bytes of word i of out that mask selects.
 void store(uint i, uint v, uint mask) {
 	outW[i] = mask == 0xffffffffu ? v : (outW[i] & ~mask) | v;
+}
+
+// The op's hooks (see the top of this file).
+void opChunk(uvec4 v[NIN][8], out uvec4 o[8]);
+uvec2 opElem(uint off[NIN]);
+
+// EACH_INPUT(F) expands to F(x) for every input x, x a constant: each
+// input's code then folds as if written out. Written as a loop over the
+// inputs, select's rows of 13 f32 ran 10x as slow (the arrays indexed
+// by input stayed in memory), and unrolled with [[unroll]] their
+// pipelines took lavapipe 9-45 s to build.
+#if NIN == 1
+#define EACH_INPUT(F) F(0u)
+#elif NIN == 2
+#define EACH_INPUT(F) F(0u) F(1u)
+#elif NIN == 3
+#define EACH_INPUT(F) F(0u) F(1u) F(2u)
+#else
+#define EACH_INPUT(F) F(0u) F(1u) F(2u) F(3u)
+#endif
+
+// constant reports whether input x is one value across a run of the
+// innermost dimension.
+bool constant(uint x) { return pushed(x) || broadcast(x, 0u); }
+
+// splatIn fills v with input x's element c, repeated over a chunk.
+void splatIn(uint x, uvec2 c, out uvec4 v[8]) {
+	for (uint k = 0u; k < inW(x); k++) {
+		v[k] = splatOf(c, inW(x));
+	}
+}
+
+#ifdef HAS_FOLD
+// An op that defines HAS_FOLD may fold its output into one value instead
+// of storing it, where its FOLD is not 0: foldChunk takes each chunk,
+// foldElem each element of the element path, and foldEnd ends every
+// invocation, those without a block too.
+void foldChunk(uvec4 o);
+void foldElem(uint v);
+void foldEnd();
+#endif
+
+// storeChunk stores chunk ch of the block that starts at element e0.
+void storeChunk(uint e0, uint ch, uvec4 o[8]) {
+#ifdef HAS_FOLD
+	if (FOLD != 0u) {
+		foldChunk(o[0]);
+		return;
+	}
+#endif
+	for (uint k = 0u; k < OUT_W; k++) {
+		storeVec(e0 / 16u * OUT_W, ch * OUT_W + k, o[k]);
+	}
+}
+
+#if defined(ROWS)
+// rows does a block of MODE_ROWS from e0, from the multi-index coord (a
+// row's start) and the inputs' offsets off there.
+void rows(uint e0, uint coord[8], uint off[NIN]) {
+	uint start[NIN] = off;
+	uvec2 rv[NIN][16];
+	uint ro[NIN][16];
+	uvec4 seg[NIN][2][8];
+	uint ws[NIN];
+#define ROWS_WIDTH(x) ws[x] = inW(x);
+	EACH_INPUT(ROWS_WIDTH)
+	rowsOf(ws, coord, off, rv, ro);
+#define ROWS_RUNS(x) runsOf(x, inW(x), ro[x], rv[x], seg[x]);
+	EACH_INPUT(ROWS_RUNS)
+	[[unroll]] for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uvec4 v[NIN][8];
+#define ROWS_CHUNK(x) \
+		if (pushed(x)) { \
+			splatIn(x, scalarOf(x), v[x]); \
+		} else { \
+			rowChunk(x, inW(x), ch, start[x], rv[x], ro[x], seg[x], v[x]); \
+		}
+		EACH_INPUT(ROWS_CHUNK)
+		uvec4 o[8];
+		opChunk(v, o);
+		storeChunk(e0, ch, o);
+	}
+}
+#elif defined(SEAMS)
+// seams does a block of MODE_SEAMS from e0, from its multi-index coord
+// and the inputs' offsets off there: an input broadcast along the rows
+// is read once for each of the two rows.
+void seams(uint e0, uint coord[8], uint off[NIN]) {
+	uint next[NIN];
+	uint b = seamOffsets(coord, off, next);
+	uvec2 rv[NIN][2];
+#define SEAMS_VALUES(x) \
+	rv[x][0] = rv[x][1] = uvec2(0u); \
+	if (broadcast(x, 0u) && !pushed(x)) { \
+		rv[x][0] = elemAt(x, inW(x), off[x]); \
+		rv[x][1] = elemAt(x, inW(x), next[x]); \
+	}
+	EACH_INPUT(SEAMS_VALUES)
+	for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uvec4 v[NIN][8];
+#define SEAMS_CHUNK(x) \
+		if (pushed(x)) { \
+			splatIn(x, scalarOf(x), v[x]); \
+		} else { \
+			seamChunk(x, inW(x), ch, b, off[x], next[x], rv[x], v[x]); \
+		}
+		EACH_INPUT(SEAMS_CHUNK)
+		uvec4 o[8];
+		opChunk(v, o);
+		storeChunk(e0, ch, o);
+	}
+}
+#else
+// whole does a block of MODE_WHOLE, [lo, hi) of the block from e0 in
+// the piece, from its multi-index coord and the inputs' offsets off
+// there, if it lies whole in one innermost run, or with ROWCH is whole
+// rows: the inputs constant along a row are read at each row's start.
+void whole(uint e0, uint lo, uint hi, uint coord[8], uint off[NIN]) {
+	if (!inRun(e0, lo, hi, coord)) {
+		return;
+	}
+	uint st[NIN][8];
+	if (ROWCH != 0u) {
+		strides(st);
+	}
+	uvec2 c[NIN];
+	for (uint ch = 0u; ch < CHUNKS; ch++) {
+		uint r = rowChunk(ch, coord, off, st);
+		uvec4 v[NIN][8];
+#define WHOLE_CHUNK(x) \
+		if (constant(x)) { \
+			if (r == 0u) { \
+				c[x] = inElem(x, off[x]); \
+			} \
+			splatIn(x, c[x], v[x]); \
+		} else { \
+			load16(x, inW(x), off[x] + 16u * r, v[x]); \
+		}
+		EACH_INPUT(WHOLE_CHUNK)
+		uvec4 o[8];
+		opChunk(v, o);
+		storeChunk(e0, ch, o);
+	}
+}
+
+// elements does [lo, hi) of a block element by element, from its
+// multi-index coord and the inputs' offsets off there, stepping each
+// input by its strides: the general path, which every other mode is
+// checked against. Narrow elements gather into a word, stored when the
+// next word begins; a word the piece covers in part keeps its other
+// bytes, which belong to a neighbouring piece.
+void elements(uint lo, uint hi, uint coord[8], uint off[NIN]) {
+	uint st[NIN][8];
+	strides(st);
+	uint acc = 0u, accMask = 0u, accWord = lo * OUT_W / 4u;
+	for (uint e = lo; e < hi; e++) {
+		uvec2 v = opElem(off);
+#ifdef HAS_FOLD
+		if (FOLD != 0u) {
+			foldElem(v.x);
+			advance(coord, off, st);
+			continue;
+		}
+#endif
+		if (OUT_W == 8u) {
+			outW[2u * e] = v.x;
+			outW[2u * e + 1u] = v.y;
+		} else if (OUT_W == 4u) {
+			outW[e] = v.x;
+		} else {
+			if (e * OUT_W / 4u != accWord) {
+				store(accWord, acc, accMask);
+				acc = accMask = 0u;
+				accWord = e * OUT_W / 4u;
+			}
+			uint sh = 8u * (e * OUT_W % 4u);
+			acc |= v.x << sh;
+			accMask |= ((1u << (8u * OUT_W)) - 1u) << sh;
+		}
+		advance(coord, off, st);
+	}
+	if (OUT_W < 4u && accMask != 0u) {
+		store(accWord, acc, accMask);
+	}
+}
+#endif
+
+// run does the block this invocation owns, if it has one.
+void run() {
+	uint first = pc.base[NIN];
+	uint e0, lo, hi;
+	if (!block(first, e0, lo, hi)) {
+		return;
+	}
+	// The block's multi-index and each input's offset there.
+	uint coord[8];
+	uint off[NIN];
+	for (uint x = 0u; x < NIN; x++) {
+		off[x] = pc.base[x];
+	}
+	locate(lo - first, coord, off);
+#if defined(ROWS)
+	// Only whole blocks: the piece's last rows, fewer than a block, are
+	// left to MODE_ALL, and the grid's last workgroup may reach them.
+	if (lo == e0 && hi == e0 + E) {
+		rows(e0, coord, off);
+	}
+#elif defined(SEAMS)
+	seams(e0, coord, off);
+#else
+	if (MODE == MODE_WHOLE) {
+		whole(e0, lo, hi, coord, off);
+	} else {
+		elements(lo, hi, coord, off);
+	}
+#endif
+}
+
+void main() {
+	run();
+#ifdef HAS_FOLD
+	if (FOLD != 0u) {
+		foldEnd();
+	}
+#endif
 }

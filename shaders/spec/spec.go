@@ -1,0 +1,96 @@
+// Package spec is what Go and the GLSL shaders share: the ids of the
+// elementwise kernels' specialization constants, their modes, and the
+// list of modules that make shaders writes and compiles. It is a package
+// of its own so that the generator (shaders/gen) builds before any
+// SPIR-V exists.
+package spec
+
+// ID is the id of a specialization constant that Go and GLSL share:
+// the elementwise skeleton (elementwise.glsl) declares each by the name
+// Names gives it, and make shaders writes spec.glsl, which defines
+// SPEC_NAME as the id, from this table. Nothing else numbers them.
+type ID uint32
+
+// The elementwise kernels' specialization constants. The op's own
+// follow from Op.
+const (
+	Group     ID = iota // invocations per workgroup in X
+	Rank                // dimensions of the piece, 1 to 8
+	Pushed              // bit x: input x is a scalar in the push constants, not read
+	Chunks              // 16-element chunks per block
+	Aligned             // bit x: every vector load of input x is 16-byte aligned
+	Inner               // bit x: input x is broadcast in dimension 0
+	Mode                // which blocks a dispatch runs: MODE_ALL, ...
+	RowChunks           // MODE_WHOLE: chunks per row where blocks hold several rows
+	RowLen              // MODE_ROWS: the rows' length, 2 to 15
+	Gather              // MODE_ROWS: bit x, input x is read row by row
+	Two                 // MODE_ROWS: bit x, input x is read as two runs; bit 8+x, step 0
+	RunOn               // MODE_SEAMS: bit x, input x runs on from row to row
+	Op                  // the first of the op's own constants
+)
+
+// Names are the GLSL names of the shared constants, by id.
+var Names = [...]string{
+	Group:     "GROUP",
+	Rank:      "RANK",
+	Pushed:    "PUSHED",
+	Chunks:    "CHUNKS",
+	Aligned:   "ALIGNED",
+	Inner:     "INNER",
+	Mode:      "MODE",
+	RowChunks: "ROWCH",
+	RowLen:    "ROWLEN",
+	Gather:    "GATHER",
+	Two:       "TWO",
+	RunOn:     "RUNON",
+	Op:        "OP0",
+}
+
+// The elementwise modes: which blocks of a piece one dispatch runs
+// (elementwise.glsl, MODE).
+const (
+	ModeAll   = 0 // every block, element by element: the general path
+	ModeWhole = 1 // the blocks that lie whole in one innermost run, by vectors
+	ModeSeams = 2 // beside ModeWhole, the blocks a row begins inside, by vectors
+	ModeRows  = 3 // rows shorter than 16 elements, in blocks of whole rows
+	ModeEnds  = 4 // beside ModeWhole, the piece's partial first and last blocks
+)
+
+// modeNames are the modes' GLSL names, by value.
+var modeNames = [...]string{ModeAll: "MODE_ALL", ModeWhole: "MODE_WHOLE", ModeSeams: "MODE_SEAMS", ModeRows: "MODE_ROWS", ModeEnds: "MODE_ENDS"}
+
+// The element ops' codes (OP_ in GLSL): the mask ops (shaders/maskops.glsl),
+// and the fused kernels' select.
+const (
+	OpEQ = iota
+	OpNE
+	OpLT
+	OpLE
+	OpAnd
+	OpOr
+	OpXor
+	OpNot
+	OpIsNaN
+	OpIsInf
+	OpIsFinite
+	OpSelect
+)
+
+// opNames are the ops' GLSL names, by code.
+var opNames = [...]string{OpEQ: "OP_EQ", OpNE: "OP_NE", OpLT: "OP_LT", OpLE: "OP_LE", OpAnd: "OP_AND", OpOr: "OP_OR",
+	OpXor: "OP_XOR", OpNot: "OP_NOT", OpIsNaN: "OP_ISNAN", OpIsInf: "OP_ISINF", OpIsFinite: "OP_ISFINITE", OpSelect: "OP_SELECT"}
+
+// How an op reads its elements (KEY_ in GLSL).
+const (
+	KeyUint = iota
+	KeyInt
+	KeyBool
+	KeyF16
+	KeyBF16
+	KeyF32
+	KeyF64
+)
+
+// keyNames are the keys' GLSL names, by value.
+var keyNames = [...]string{KeyUint: "KEY_UINT", KeyInt: "KEY_INT", KeyBool: "KEY_BOOL", KeyF16: "KEY_F16",
+	KeyBF16: "KEY_BF16", KeyF32: "KEY_F32", KeyF64: "KEY_F64"}
