@@ -36,6 +36,8 @@ def run(binary, args):
         r = json.loads(line)
         if "median_ms" in r:
             name = "%s/%s/%s%s" % (r["op"], r["pattern"], r["dtype"], r["shape"])
+            if "fused" in r:
+                name += "/fused" if r["fused"] else "/unfused"
             cases[name] = r
     return cases
 

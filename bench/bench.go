@@ -42,6 +42,9 @@ type Case struct {
 	// MinWarmup, when above Options.Warmup, is the untimed runs the case
 	// needs to reach its steady state.
 	MinWarmup int
+	// Fused, for a chain of ops, says whether it ran as one pass (an
+	// ops.Expr) or op by op.
+	Fused *bool
 	// HostCopy, when nonzero, is the bytes of a Go copy() that a Runner
 	// times beside the case as its denominator: the host's own speed
 	// at moving the bytes the case moves.
@@ -56,13 +59,18 @@ type Case struct {
 	check func(d *device.Device) (got, want *tensor.Host, refMS float64, err error)
 }
 
-// Name identifies the case: "select/same/f32[16777216]".
+// Name identifies the case: "select/same/f32[16777216]", and for a
+// chain whether it ran fused, "chain/relu/f32[4096 4096]/fused".
 func (c *Case) Name() string {
 	p := c.Pattern
 	if p == "" {
 		p = "-"
 	}
-	return fmt.Sprintf("%s/%s/%v%v", c.Op, p, c.DType, c.Shape)
+	name := fmt.Sprintf("%s/%s/%v%v", c.Op, p, c.DType, c.Shape)
+	if c.Fused != nil {
+		name += map[bool]string{true: "/fused", false: "/unfused"}[*c.Fused]
+	}
+	return name
 }
 
 // HasRef reports whether Compare can check the case against cpuref.
@@ -97,7 +105,8 @@ type Result struct {
 	DType   string `json:"dtype"`
 	Shape   []int  `json:"shape"`
 	Bytes   uint64 `json:"bytes"`
-	Data    string `json:"data,omitempty"` // Case.Data
+	Data    string `json:"data,omitempty"`  // Case.Data
+	Fused   *bool  `json:"fused,omitempty"` // Case.Fused
 	Device  string `json:"device"`
 
 	MedianMS float64 `json:"median_ms"` // GPU time where there is one, else wall time
@@ -154,7 +163,8 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 7
 	}
-	res := Result{Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes, Data: c.Data, Device: d.String()}
+	res := Result{Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes, Data: c.Data, Fused: c.Fused,
+		Device: d.String()}
 	run, cleanup, err := c.Setup(d)
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", c.Name(), err)

@@ -51,6 +51,7 @@ func Suite(n int, dts []tensor.DType) []*Case {
 	cs = append(cs, Reduce(n)...)
 	cs = append(cs, Mask(n)...)
 	cs = append(cs, Transfer(4*n)...)
+	cs = append(cs, Chain(n, dts)...)
 	return append(cs, Offload(n)...)
 }
 

@@ -59,6 +59,7 @@ import math
 import os
 import statistics
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -287,6 +288,59 @@ def time_offload(n, runs):
     return results
 
 
+def chain_shapes(n, masked):
+    """The data's and the mask's shapes of bench/chain.go's chains on n
+    elements: rows of 4096, and for a masked fill [b, 64, 4096] with a
+    mask of [b, 1, 4096]."""
+    s = min(n, 4096)
+    if not masked:
+        return (n // s, s), None
+    h = min(64, n // s)
+    return (n // (h * s), h, s), (n // (h * s), 1, s)
+
+
+# CHAINS are bench/chain.go's chains, each on numpy and on torch (x the
+# data, m the mask, lib the module), and whether it takes a mask.
+CHAINS = {
+    "relu": (False, lambda lib, x, m: lib.where(x > 0, x, 0)),
+    "clamp": (False, lambda lib, x, m: (lambda lo: lib.where(lo > 1, 1, lo))(lib.where(x < -1, -1, x))),
+    "nan-check": (False, lambda lib, x, m: lib.isnan(x).any()),
+    "finite-all": (False, lambda lib, x, m: lib.isfinite(x).all()),
+    "masked-fill": (True, lambda lib, x, m: lib.where(m, x, -float("inf"))),
+}
+
+
+def chain_cases(n):
+    return [("chain", name, d) for d in ("f32", "f16") for name in CHAINS]
+
+
+def time_chain(pattern, dname, n, runs, compiled):
+    """A chain of bench/chain.go on numpy and torch, eagerly, and with
+    torch.compile where this torch has it (peer TORCH-compile): random
+    normal data written before timing, a random mask. The bytes are
+    those of one pass, as vkops counts them."""
+    masked, fn = CHAINS[pattern]
+    xs, ms = chain_shapes(n, masked)
+    rng = np.random.default_rng(33)
+    x = rng.standard_normal(xs, dtype=np.float32).astype(DTYPES[dname])
+    m = rng.random(ms, dtype=np.float32) < 0.5 if masked else None
+    size = x.itemsize
+    nbytes = x.nbytes * (1 if pattern in ("nan-check", "finite-all") else 2) + (m.nbytes if masked else 0)
+    results = [result("numpy", "chain", pattern, dname, xs, timeit(lambda: fn(np, x, m), runs), nbytes)]
+    if torch is None:
+        return results
+    tx = on_torch(x)
+    tm = on_torch(m) if masked else None
+    results.append(result(TORCH, "chain", pattern, dname, xs, timeit(lambda: fn(torch, tx, tm), runs), nbytes))
+    if compiled and hasattr(torch, "compile"):
+        try:
+            cf = torch.compile(lambda a, b: fn(torch, a, b))
+            results.append(result(TORCH + "-compile", "chain", pattern, dname, xs, timeit(lambda: cf(tx, tm), runs), nbytes))
+        except Exception as e:  # a torch without a working compiler here
+            print(f"torch.compile {pattern}: {e}", file=sys.stderr)
+    return results
+
+
 def wanted(args, op, pattern, dname):
     """Whether the case is one to run: its op is in --ops, and with
     --interleave it is the one case of this call (args.only)."""
@@ -333,6 +387,9 @@ def run(args):
             results.append(result(TORCH, op, pattern, dname, out.shape, t, nbytes))
     if wanted(args, "offload", "whole", "f32"):
         results += time_offload(args.elems, args.runs)
+    for op, pattern, dname in chain_cases(args.elems):
+        if wanted(args, op, pattern, dname) and dname in args.dtypes.split(","):
+            results += time_chain(pattern, dname, args.elems, args.runs, args.compile)
     for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
         if op not in args.ops:
             continue
@@ -388,6 +445,7 @@ def suite_cases(args):
     cases += [(op, pattern, "bool") for op in ("reduce-or", "reduce-and") if op in args.ops
               for pattern, *_ in reduce_cases(args.elems)]
     cases += [("offload", "whole", "f32")] if "offload" in args.ops else []
+    cases += [c for c in chain_cases(args.elems) if "chain" in args.ops and c[2] in args.dtypes.split(",")]
     return cases
 
 
@@ -524,6 +582,51 @@ def side_by_side(vkops_runs, peer_runs):
         print("| " + " | ".join(cells) + " |")
 
 
+def chain_side_by_side(vkops_runs, peer_runs):
+    """A markdown table of the chains: each fused and unfused on vkops,
+    the unfused over the fused (the median of the rounds' ratios, each
+    taken in one run), and the peers beside, each over the fused; wall
+    times, what a caller waits for."""
+    rounds = []
+    for vk in vkops_runs:
+        by = {}
+        for r in vk:
+            if r.get("op") == "chain" and "fused" in r:
+                by[(r["pattern"], r["dtype"], r["fused"])] = r
+        rounds.append(by)
+    peers = {}
+    for run in peer_runs:
+        for r in run:
+            if r.get("op") == "chain":
+                peers.setdefault((r["peer"], r["pattern"], r["dtype"]), []).append(r["median_ms"])
+    cases = []
+    for by in rounds:
+        cases += [(p, d) for (p, d, f) in by if f and (p, d) not in cases]
+    if not cases:
+        return
+    names = sorted({k[0] for k in peers}, key=lambda n: (n != "numpy", n))
+    print()
+    print("| chain | vkops fused ms | unfused ms | unfused / fused | " + " | ".join(f"{n} ms | {n} / fused" for n in names) + " |")
+    print("|---|---:|---:|---:|" + "---:|---:|" * len(names))
+    for p, d in cases:
+        fused = [by[(p, d, True)]["wall_median_ms"] for by in rounds if (p, d, True) in by]
+        unfused = [by[(p, d, False)]["wall_median_ms"] for by in rounds if (p, d, False) in by]
+        ratios = [by[(p, d, False)]["wall_median_ms"] / by[(p, d, True)]["wall_median_ms"] for by in rounds
+                  if (p, d, True) in by and (p, d, False) in by]
+        f_text, f_m = spread(fused)
+        u_text, _ = spread(unfused)
+        r_text, _ = spread(ratios)
+        cells = [f"{p}/{d}", f_text, u_text, r_text]
+        for n in names:
+            ms = peers.get((n, p, d))
+            if ms:
+                text, m = spread(ms)
+                cells += [text, f"{m / f_m:.2f}"]
+            else:
+                cells += ["–", "–"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
@@ -533,8 +636,9 @@ def main():
     p.add_argument("--cuda", action="store_true",
                    help="run torch on the GPU (peer torch-cuda), its data resident there, each run synchronized")
     p.add_argument("--dtypes", default="f32,f16,bf16,i8,bool")
-    p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and,offload",
+    p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and,offload,chain",
                    help="comma-separated ops to run")
+    p.add_argument("--compile", action="store_true", help="also run the chains with torch.compile, where this torch has it")
     p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
     p.add_argument("--sweep", action="store_true",
                    help="run the suite at every size from 1024 to --elems in powers of 4, as vkops bench --sweep does")
@@ -569,9 +673,12 @@ def main():
                     with open(os.path.join(args.save, name), "w") as f:
                         f.writelines(json.dumps(r) + "\n" for r in rows)
         show(vk_runs, peer_runs)
+        chain_side_by_side(vk_runs, peer_runs)
         return
     if args.vkops:
-        show(load(args.vkops), load(args.peers) if args.peers else [measure(args)])
+        vk_runs, peer_runs = load(args.vkops), load(args.peers) if args.peers else [measure(args)]
+        show(vk_runs, peer_runs)
+        chain_side_by_side(vk_runs, peer_runs)
         return
     if args.sweep:
         if args.zoo:

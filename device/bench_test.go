@@ -105,7 +105,8 @@ func benchmarkRecord(b *testing.B, d *device.Device) {
 // BenchmarkRecordOps is BenchmarkRecord for whole ops on four
 // elements, with their checks, planning, output tensor and Free,
 // recorded and dropped: ops.Select, ops.Where with a scalar, ops.Greater
-// with a scalar, ops.IsNaN and ops.ReduceLogicalOr over its one axis.
+// with a scalar, ops.IsNaN, ops.ReduceLogicalOr over its one axis, and
+// ops.Expr's Eval of a ReLU and of a NaN check, planned.
 func BenchmarkRecordOps(b *testing.B) {
 	d, err := device.Open(device.Options{CacheDir: "-"})
 	if err != nil {
@@ -115,6 +116,12 @@ func BenchmarkRecordOps(b *testing.B) {
 	cond, _ := device.FromSlice(d, []bool{true, false, true, false})
 	x, _ := device.FromSlice(d, []float32{1, 2, 3, 4})
 	y, _ := device.FromSlice(d, []float32{5, 6, 7, 8})
+	// Eval replays the plan its first call made: a fused ReLU, and a NaN
+	// check folded into one bool.
+	var e ops.Expr
+	xn := e.Input(x)
+	relu := e.Where(e.Greater(xn, float32(0)), xn, float32(0))
+	nan := e.ReduceOr(e.IsNaN(xn), nil)
 	for _, c := range []struct {
 		name string
 		op   func() (*device.Tensor, error)
@@ -124,6 +131,8 @@ func BenchmarkRecordOps(b *testing.B) {
 		{"greater-scalar", func() (*device.Tensor, error) { return ops.Greater(x, float32(2)) }},
 		{"is-nan", func() (*device.Tensor, error) { return ops.IsNaN(x) }},
 		{"reduce-or", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(cond, []int{0}) }},
+		{"expr-relu", func() (*device.Tensor, error) { return e.Eval(relu) }},
+		{"expr-nan-check", func() (*device.Tensor, error) { return e.Eval(nan) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			d.DiscardBatches(false)

@@ -11,9 +11,9 @@ import (
 // adjacent dimensions have been merged (see newLayout).
 const maxRank = 8
 
-// maxOperands is the most operands an elementwise kernel has: three
-// inputs and the output.
-const maxOperands = 4
+// maxOperands is the most operands an elementwise kernel has: four
+// inputs (a fused kernel's) and the output.
+const maxOperands = 5
 
 // layout is the iteration space of an elementwise op: the output's
 // dimensions, outermost first, and for each input the element stride it

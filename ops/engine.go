@@ -147,6 +147,11 @@ type run struct {
 	bits   [2]uint64 // the last two inputs' bits where they are pushed
 	spec   [maxOpSpec]uint32
 	nspec  int
+	// fold is whether the output is one value the kernel folds its
+	// result into (fused.glsl), not a tensor of the layout's shape: the
+	// kernel binds its first word, and indexes blocks from the layout's
+	// first element.
+	fold bool
 	// pick, when not -1, is the input that the output equals,
 	// broadcast; pickBits are its value where pickKnown.
 	pick      int

@@ -67,74 +67,88 @@ func keyOf(dt tensor.DType) uint32 {
 // tensor's element type and then stands for a 0-D tensor, so that
 // broadcasting treats it as cpuref treats a 0-D operand.
 func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
-	op := m.name
 	c := configure(opts)
-	if c.broadcast > BroadcastPDPD {
-		return nil, invalidf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, c.broadcast)
-	}
-	args := [2]whereArg{}
-	var ref *device.Tensor // the first tensor operand
-	for i, v := range []any{a, b} {
-		name := [...]string{"a", "b"}[i]
-		if t, ok := v.(*device.Tensor); ok {
-			if err := checkTensor(op, name, t); err != nil {
-				return nil, err
-			}
-			if ref != nil && t.Device() != ref.Device() {
-				return nil, invalidf("%s: b is on another device than a", op)
-			}
-			if ref == nil {
-				ref = t
-			}
-			args[i] = whereArg{operand: operand{t: t}, name: name, dt: t.DType()}
-			continue
-		}
-		arg, err := whereOperand(op, name, v, nil)
-		if err != nil {
-			return nil, err
-		}
-		args[i] = arg
-	}
-	if ref == nil {
-		return nil, invalidf("%s: a and b are both scalars; one must be a tensor", op)
-	}
-	dt := ref.DType()
-	if args[0].t != nil && args[1].t != nil && args[0].dt != args[1].dt {
-		return nil, invalidf("%s: a is %v but b is %v", op, args[0].dt, args[1].dt)
-	}
-	if err := m.check(dt); err != nil {
+	var buf [maxRank]int
+	call, err := m.resolveBinary(c, a, b, nil, &buf)
+	if err != nil {
 		return nil, err
 	}
+	return runMask(m.name, m.code, 0, call.dev, call.dt, call.out, call.x, call.y)
+}
+
+// maskCall is a binary mask op whose rules hold: its inputs' element
+// type and device, its output's shape, and its operands in the order the
+// kernel takes them.
+type maskCall struct {
+	dt   tensor.DType
+	dev  *device.Device
+	out  tensor.Shape
+	x, y operand
+}
+
+// resolveBinary checks m's rules on a and b, each a tensor, a node of e or
+// a scalar, in order, with cpuref's messages. The output's shape goes in
+// buf.
+func (m *maskOp) resolveBinary(c selectConfig, a, b any, e *Expr, buf *[maxRank]int) (maskCall, error) {
+	op := m.name
+	var call maskCall
+	if c.broadcast > BroadcastPDPD {
+		return call, invalidf("%s: unknown broadcast %q (want none, numpy or pdpd)", op, c.broadcast)
+	}
+	var args [2]whereArg
+	var ref *whereArg // the first tensor operand
+	for i, v := range []any{a, b} {
+		var dev *device.Device
+		if ref != nil {
+			dev = ref.dev
+		}
+		arg, err := argOf(op, [...]string{"a", "b"}[i], v, dev, "a", e)
+		if err != nil {
+			return call, err
+		}
+		args[i] = arg
+		if ref == nil && arg.isTensor() {
+			ref = &args[i]
+		}
+	}
+	if ref == nil {
+		return call, invalidf("%s: a and b are both scalars; one must be a tensor", op)
+	}
+	call.dt, call.dev = ref.dt, ref.dev
+	if args[0].isTensor() && args[1].isTensor() && args[0].dt != args[1].dt {
+		return call, invalidf("%s: a is %v but b is %v", op, args[0].dt, args[1].dt)
+	}
+	if err := m.check(call.dt); err != nil {
+		return call, err
+	}
 	for i := range args {
-		if err := args[i].convert(op, dt); err != nil {
-			return nil, err
+		if err := args[i].convert(op, call.dt); err != nil {
+			return call, err
 		}
 	}
 	as, bs := args[0].shape(), args[1].shape()
-	var buf [maxRank]int
-	var out tensor.Shape
 	switch c.broadcast {
 	case BroadcastNone:
 		if !as.Equal(bs) {
-			return nil, invalidf("%s: broadcast none needs equal shapes: a %v b %v", op, as, bs)
+			return call, invalidf("%s: broadcast none needs equal shapes: a %v b %v", op, as, bs)
 		}
-		out = as
+		call.out = as
 	case BroadcastPDPD:
 		if err := fitsOneWay(op, "b", bs, as); err != nil {
-			return nil, err
+			return call, err
 		}
-		out = as
+		call.out = as
 	default:
 		var clash *tensor.Clash
-		if out, clash = tensor.AppendBroadcast(buf[:0], as, bs); clash != nil {
-			return nil, invalidf("%s: a shape %v and b shape %v do not broadcast (%v)", op, as, bs, clash)
+		if call.out, clash = tensor.AppendBroadcast(buf[:0], as, bs); clash != nil {
+			return call, invalidf("%s: a shape %v and b shape %v do not broadcast (%v)", op, as, bs, clash)
 		}
 	}
-	x, y := args[0].operand, args[1].operand
+	call.x, call.y = args[0].operand, args[1].operand
 	if m.swap {
-		x, y = y, x
+		call.x, call.y = call.y, call.x
 	}
-	return runMask(op, m.code, 0, ref.Device(), dt, out, x, y)
+	return call, nil
 }
 
 // unary checks a for m and runs it; detect is IsInf's attributes.
@@ -145,7 +159,7 @@ func (m *maskOp) unary(a *device.Tensor, detect uint32) (*device.Tensor, error) 
 	if err := m.check(a.DType()); err != nil {
 		return nil, err
 	}
-	// b is never read: it is laid out as a, so that it merges as a does.
+	// b is a pushed scalar, never read.
 	return runMask(m.name, m.code, detect, a.Device(), a.DType(), a.Dims(), operand{t: a}, operand{})
 }
 

@@ -160,7 +160,7 @@ func (r *run) boxOf(l *layout, st *[maxOperands][maxRank]int, p piece, t *target
 	}
 	b := box{rank: l.rank - k}
 	for x := range out + 1 {
-		if r.ts[x] == nil {
+		if x < out && r.ts[x] == nil {
 			continue
 		}
 		if x < out {
@@ -169,6 +169,10 @@ func (r *run) boxOf(l *layout, st *[maxOperands][maxRank]int, p piece, t *target
 					b.masks |= 1 << (8*x + l.rank - 1 - i)
 				}
 			}
+		}
+		if x == out && r.fold {
+			b.ranges[x], b.base[x] = [2]uint64{0, 1}, uint32(p.first[x])
+			continue
 		}
 		size := uint64(r.sizes[x])
 		lo := uint64(p.first[x]) * size

@@ -9,8 +9,9 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// FuzzPlan draws an elementwise op (select's three inputs or a mask
-// op's two, the last two of them perhaps pushed scalars), their shapes,
+// FuzzPlan draws an elementwise op (select's three inputs, a mask op's
+// two or a fused kernel's four, the last two of them perhaps pushed
+// scalars), their shapes,
 // an element width, a page and a binding span, and a profile (cpu, gpu
 // or the general path), plans it on the host, and runs the plan as the
 // skeleton (shaders/elementwise.glsl) would, block by block: every
@@ -29,7 +30,7 @@ func FuzzPlan(f *testing.F) {
 	f.Add(uint8(1), []byte{2, 11, 12, 2, 1, 12}, uint8(0), uint8(5), uint8(2))
 	f.Add(uint8(0), []byte{1, 15, 1, 15, 1, 15}, uint8(2), uint8(0), uint8(8))
 	f.Fuzz(func(t *testing.T, opSel uint8, shapes []byte, elem uint8, pageLog uint8, profSel uint8) {
-		op := []*elemOp{selectElem, maskElem}[opSel%2]
+		op := []*elemOp{selectElem, maskElem, fusedElem}[opSel%3]
 		b := fzBytes(shapes)
 		ins := make([]tensor.Shape, op.inputs)
 		var outShapes []tensor.Shape

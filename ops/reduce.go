@@ -161,31 +161,48 @@ func ReduceLogicalAnd(data *device.Tensor, axes []int, opts ...ReduceOption) (*d
 const reduceRank = 8
 
 func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []ReduceOption) (*device.Tensor, error) {
+	if err := checkReduceData(op, data); err != nil {
+		return nil, err
+	}
+	var reducedBuf [reduceRank]bool
+	var outBuf [reduceRank]int
+	reduced, outShape, err := resolveReduce(op, data.Dims(), axes, opts, &reducedBuf, &outBuf)
+	if err != nil {
+		return nil, err
+	}
+	return reduceRun(op, and, data, reduced, outShape)
+}
+
+// resolveReduce checks a reduction's axes and options for data of the
+// given shape and returns which dimensions it reduces and the output's
+// shape, in the buffers.
+func resolveReduce(op string, shape tensor.Shape, axes []int, opts []ReduceOption,
+	reducedBuf *[reduceRank]bool, outBuf *[reduceRank]int) ([]bool, tensor.Shape, error) {
 	var keepDims bool
 	for _, o := range opts {
 		keepDims = o.keepDims
 	}
-	if err := checkReduceData(op, data); err != nil {
-		return nil, err
-	}
-	shape := data.Dims()
-	var reducedBuf [reduceRank]bool
 	reduced, err := reducedAxes(reducedBuf[:0], op, shape.Rank(), axes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var outBuf [reduceRank]int
 	outShape, err := reduceOutputShape(outBuf[:0], op, shape, reduced, keepDims)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return reduced, outShape, nil
+}
+
+// reduceRun reduces data, whose rules hold, into a new tensor of shape
+// outShape. If a dispatch fails, the output is freed.
+func reduceRun(op string, and bool, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
 	d := data.Device()
 	out, err := d.Empty(tensor.Bool, outShape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	r := reducer{d: d, and: and, tune: reduceTuningFor(d), families: &reduceFamilies}
-	if err := r.run(data, out, shape, reduced); err != nil {
+	if err := r.run(data, out, data.Dims(), reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

@@ -87,14 +87,24 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 	if err := checkTensors(op, []string{"cond", "then", "else"}, cond, then, els); err != nil {
 		return nil, err
 	}
-	if cond.DType() != tensor.Bool {
-		return nil, invalidf("%s: cond must be bool, got %v", op, cond.DType())
-	}
-	if then.DType() != els.DType() {
-		return nil, invalidf("%s: then is %v but else is %v", op, then.DType(), els.DType())
-	}
-	cs, ts, es := cond.Dims(), then.Dims(), els.Dims()
 	var buf [maxRank]int
+	out, err := resolveSelect(op, c, tensorArg(cond, "cond"), tensorArg(then, "then"), tensorArg(els, "else"), &buf)
+	if err != nil {
+		return nil, err
+	}
+	return blend(op, then.DType(), out, cond, operand{t: then}, operand{t: els})
+}
+
+// resolveSelect checks Select's rules on the types and shapes of cond, then
+// and else, tensors or nodes, and returns the output's shape, in buf.
+func resolveSelect(op string, c selectConfig, cond, then, els whereArg, buf *[maxRank]int) (tensor.Shape, error) {
+	if cond.dt != tensor.Bool {
+		return nil, invalidf("%s: cond must be bool, got %v", op, cond.dt)
+	}
+	if then.dt != els.dt {
+		return nil, invalidf("%s: then is %v but else is %v", op, then.dt, els.dt)
+	}
+	cs, ts, es := cond.shape(), then.shape(), els.shape()
 	var out tensor.Shape
 	switch c.broadcast {
 	case BroadcastNone:
@@ -122,7 +132,7 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 			return nil, err
 		}
 	}
-	return blend(op, then.DType(), out, cond, operand{t: then}, operand{t: els})
+	return out, nil
 }
 
 // fitsOneWay reports, in cpuref's words, whether the operand's shape src
@@ -133,20 +143,6 @@ func fitsOneWay(op, name string, src, dst tensor.Shape) error {
 		return invalidf("%s: %s shape %v cannot be broadcast one way to %v (%v)", op, name, src, dst.Clone(), clash)
 	}
 	return nil
-}
-
-// operand is then or else of a blend: a tensor, or when t is nil a
-// scalar's bits, which the kernel takes as push constants.
-type operand struct {
-	t    *device.Tensor
-	bits uint64
-}
-
-func (o operand) shape() tensor.Shape {
-	if o.t == nil {
-		return nil
-	}
-	return o.t.Dims()
 }
 
 // blend returns a new tensor of shape out and element type dt, holding

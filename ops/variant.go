@@ -94,6 +94,7 @@ var driverDefaults = []driverDefault{
 	{0x10005, device.DriverMesaLLVMpipe, "reduce/cols", "texel"},
 	{0x10005, device.DriverMesaLLVMpipe, "reduce/split", "texel-subgroup"},
 	{0x10005, device.DriverMesaLLVMpipe, "mask/", "texel64"},
+	{0x10005, device.DriverMesaLLVMpipe, "fused/", "texel64"},
 }
 
 // byDefault returns the driver's default variant for f, if the table has

@@ -45,53 +45,72 @@ func Where(cond *device.Tensor, input, other any) (*device.Tensor, error) {
 	if err := checkTensor(op, "cond", cond); err != nil {
 		return nil, err
 	}
-	if cond.DType() != tensor.Bool {
-		return nil, invalidf("%s: cond must be bool, got %v", op, cond.DType())
-	}
-	a, err := whereOperand(op, "input", input, cond)
+	var buf [maxRank]int
+	w, err := resolveWhere(op, tensorArg(cond, "cond"), input, other, nil, &buf)
 	if err != nil {
 		return nil, err
 	}
-	b, err := whereOperand(op, "other", other, cond)
-	if err != nil {
-		return nil, err
-	}
+	return blend(op, w.dt, w.out, cond, w.a.operand, w.b.operand)
+}
 
+// whereCall is a Where whose rules hold: its operands, their scalars
+// converted, and its output's element type and shape.
+type whereCall struct {
+	a, b whereArg
+	dt   tensor.DType
+	out  tensor.Shape
+}
+
+// resolveWhere checks Where's rules on cond, a tensor or a node, and on
+// input and other, each a tensor, a node of e or a scalar, in order, with
+// cpuref's messages where it has them. The output's shape goes in buf.
+func resolveWhere(op string, cond whereArg, input, other any, e *Expr, buf *[maxRank]int) (whereCall, error) {
+	var w whereCall
+	if cond.dt != tensor.Bool {
+		return w, invalidf("%s: cond must be bool, got %v", op, cond.dt)
+	}
+	var err error
+	if w.a, err = argOf(op, "input", input, cond.dev, "cond", e); err != nil {
+		return w, err
+	}
+	if w.b, err = argOf(op, "other", other, cond.dev, "cond", e); err != nil {
+		return w, err
+	}
+	a, b := &w.a, &w.b
 	// The output's type: the tensors', else the typed scalars', else f32.
-	dt := tensor.F32
+	w.dt = tensor.F32
 	switch {
-	case a.t != nil && b.t != nil && a.dt != b.dt:
-		return nil, invalidf("%s: input is %v but other is %v", op, a.dt, b.dt)
-	case a.t != nil || b.t != nil:
-		dt = a.dt
-		if a.t == nil {
-			dt = b.dt
+	case a.isTensor() && b.isTensor() && a.dt != b.dt:
+		return w, invalidf("%s: input is %v but other is %v", op, a.dt, b.dt)
+	case a.isTensor() || b.isTensor():
+		w.dt = a.dt
+		if !a.isTensor() {
+			w.dt = b.dt
 		}
 	case a.typed && b.typed && a.dt != b.dt:
-		return nil, invalidf("%s: input scalar is %v but other scalar is %v", op, a.dt, b.dt)
+		return w, invalidf("%s: input scalar is %v but other scalar is %v", op, a.dt, b.dt)
 	case a.typed:
-		dt = a.dt
+		w.dt = a.dt
 	case b.typed:
-		dt = b.dt
+		w.dt = b.dt
 	}
-	for _, o := range [2]*whereArg{&a, &b} {
-		if err := o.convert(op, dt); err != nil {
-			return nil, err
+	for _, o := range [2]*whereArg{a, b} {
+		if err := o.convert(op, w.dt); err != nil {
+			return w, err
 		}
 	}
 
 	// Only tensors shape the output.
 	var names [3]string
 	var shapes [3]tensor.Shape
-	names[0], shapes[0] = "cond", cond.Dims()
+	names[0], shapes[0] = "cond", cond.shape()
 	k := 1
-	for _, o := range [2]*whereArg{&a, &b} {
-		if o.t != nil {
-			names[k], shapes[k] = o.name, o.t.Dims()
+	for _, o := range [2]*whereArg{a, b} {
+		if o.isTensor() {
+			names[k], shapes[k] = o.name, o.shape()
 			k++
 		}
 	}
-	var buf [maxRank]int
 	out, clash := tensor.AppendBroadcast(buf[:0], shapes[:k]...)
 	if clash != nil {
 		parts := make([]string, k)
@@ -99,68 +118,17 @@ func Where(cond *device.Tensor, input, other any) (*device.Tensor, error) {
 			parts[i] = names[i] + " shape " + shapes[i].String()
 		}
 		list := strings.Join(parts[:k-1], ", ") + " and " + parts[k-1]
-		return nil, invalidf("%s: %s do not broadcast (%v)", op, list, clash)
+		return w, invalidf("%s: %s do not broadcast (%v)", op, list, clash)
 	}
-	return blend(op, dt, out, cond, a.operand, b.operand)
-}
-
-// whereArg is input or other of Where while its type is settled.
-type whereArg struct {
-	operand
-	name  string
-	dt    tensor.DType  // the tensor's or typed scalar's; unset for a plain number
-	typed bool          // a typed scalar
-	s     tensor.Scalar // a typed scalar
-	value any           // a plain number
-}
-
-// whereOperand classifies v and checks it as far as it can alone.
-func whereOperand(op, name string, v any, cond *device.Tensor) (whereArg, error) {
-	a := whereArg{name: name}
-	switch x := v.(type) {
-	case nil:
-		return a, invalidf("%s: %s is nil", op, name)
-	case *device.Tensor:
-		if err := checkTensor(op, name, x); err != nil {
-			return a, err
-		}
-		if x.Device() != cond.Device() {
-			return a, invalidf("%s: %s is on another device than cond", op, name)
-		}
-		a.t, a.dt = x, x.DType()
-	case Element:
-		if !x.dt.Valid() {
-			return a, invalidf("%s: %s scalar has invalid element type %v", op, name, x.dt)
-		}
-		s, err := tensor.NewScalar(x.v, x.dt)
-		if err != nil {
-			return a, invalidf("%s: %s %v", op, name, err)
-		}
-		a.dt, a.typed, a.s = x.dt, true, s
-	case tensor.Scalar:
-		if !x.DType.Valid() {
-			return a, invalidf("%s: %s scalar has invalid element type %v", op, name, x.DType)
-		}
-		// Bits beyond the element's size were not made by NewScalar.
-		if size := x.DType.Size(); size < 8 && x.Bits>>(8*size) != 0 {
-			return a, invalidf("%s: %s scalar bits %#x do not fit %v", op, name, x.Bits, x.DType)
-		}
-		a.dt, a.typed, a.s = x.DType, true, x
-	default:
-		// Any number converts to f64; anything else is not a number.
-		if _, err := tensor.NewScalar(v, tensor.F64); err != nil {
-			return a, invalidf("%s: %s %v", op, name, err)
-		}
-		a.value = v
-	}
-	return a, nil
+	w.out = out
+	return w, nil
 }
 
 // convert turns a scalar into dt's bits, exactly. A typed scalar of type
 // dt keeps its bits, NaN payloads included.
 func (a *whereArg) convert(op string, dt tensor.DType) error {
 	switch {
-	case a.t != nil:
+	case a.isTensor():
 		return nil
 	case a.typed && a.dt == dt:
 		a.bits = a.s.Bits

@@ -1,0 +1,543 @@
+package ops
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/tensor"
+)
+
+// A builder makes a chain of ops: on an Expr (fused), op by op on the
+// device (unfused) or in cpuref. Operands are its values or scalars.
+type builder interface {
+	mask(m *maskOp, a, b any) any
+	unary(m *maskOp, a any, detect uint32) any
+	where(c, a, b any) any
+	reduce(and bool, x any) any // over every axis
+}
+
+// A chain is a function of its inputs written once for every builder.
+type chain struct {
+	name string
+	make func(b builder, in []any) any
+}
+
+// The chains of issue 33 and more.
+var chains = []chain{
+	{"relu", func(b builder, in []any) any { return b.where(b.mask(greaterOp, in[0], 0), in[0], 0) }},
+	{"clamp", func(b builder, in []any) any {
+		lo := b.where(b.mask(lessOp, in[0], -1), -1, in[0])
+		return b.where(b.mask(greaterOp, lo, 1), 1, lo)
+	}},
+	{"nan-check", func(b builder, in []any) any { return b.reduce(false, b.unary(isNaNOp, in[0], 0)) }},
+	{"finite-all", func(b builder, in []any) any { return b.reduce(true, b.unary(isFiniteOp, in[0], 0)) }},
+	{"masked-fill", func(b builder, in []any) any { return b.where(in[1], in[0], math.Inf(-1)) }},
+	{"mask-logic", func(b builder, in []any) any {
+		return b.mask(logicalXorOp, b.mask(logicalOrOp, in[1], b.unary(isInfOp, in[0], 1)), b.mask(equalOp, in[0], in[0]))
+	}},
+}
+
+// exprBuilder builds on an Expr.
+type exprBuilder struct{ e *Expr }
+
+func (b exprBuilder) mask(m *maskOp, x, y any) any { return b.e.binary(m, x, y, nil) }
+func (b exprBuilder) unary(m *maskOp, x any, detect uint32) any {
+	return b.e.unary(m, x.(Node), detect)
+}
+func (b exprBuilder) where(c, x, y any) any { return b.e.Where(c, x, y) }
+func (b exprBuilder) reduce(and bool, x any) any {
+	if and {
+		return b.e.ReduceAnd(x.(Node), nil)
+	}
+	return b.e.ReduceOr(x.(Node), nil)
+}
+
+// opsBuilder runs each op at once on the device; its values are freed
+// when t ends.
+type opsBuilder struct {
+	t testing.TB
+}
+
+func (b opsBuilder) keep(y *device.Tensor, err error) any {
+	b.t.Helper()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(y.Free)
+	return y
+}
+func (b opsBuilder) mask(m *maskOp, x, y any) any { return b.keep(m.binary(x, y, nil)) }
+func (b opsBuilder) unary(m *maskOp, x any, detect uint32) any {
+	return b.keep(m.unary(x.(*device.Tensor), detect))
+}
+func (b opsBuilder) where(c, x, y any) any { return b.keep(Where(c.(*device.Tensor), x, y)) }
+func (b opsBuilder) reduce(and bool, x any) any {
+	axes := make([]int, x.(*device.Tensor).Dims().Rank())
+	for i := range axes {
+		axes[i] = i
+	}
+	if and {
+		return b.keep(ReduceLogicalAnd(x.(*device.Tensor), axes))
+	}
+	return b.keep(ReduceLogicalOr(x.(*device.Tensor), axes))
+}
+
+// refBuilder computes in cpuref. A scalar takes the element type of the
+// tensor beside it, as the ops' rules say.
+type refBuilder struct{ t testing.TB }
+
+func (b refBuilder) host(v any, dt tensor.DType) *tensor.Host {
+	if h, ok := v.(*tensor.Host); ok {
+		return h
+	}
+	s, err := tensor.NewScalar(v, dt)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return &tensor.Host{DType: dt, Shape: tensor.Shape{}, Data: scalarBytes(s)}
+}
+
+func (b refBuilder) must(h *tensor.Host, err error) any {
+	b.t.Helper()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return h
+}
+
+func (b refBuilder) mask(m *maskOp, x, y any) any {
+	dt := tensor.Invalid
+	for _, v := range []any{x, y} {
+		if h, ok := v.(*tensor.Host); ok {
+			dt = h.DType
+		}
+	}
+	f := map[*maskOp]func(a, b *tensor.Host, mode string) (*tensor.Host, error){
+		equalOp: cpuref.Equal, notEqualOp: cpuref.NotEqual, lessOp: cpuref.Less, lessEqualOp: cpuref.LessEqual,
+		greaterOp: cpuref.Greater, greaterEqualOp: cpuref.GreaterEqual,
+		logicalAndOp: cpuref.LogicalAnd, logicalOrOp: cpuref.LogicalOr, logicalXorOp: cpuref.LogicalXor,
+	}[m]
+	return b.must(f(b.host(x, dt), b.host(y, dt), "numpy"))
+}
+
+func (b refBuilder) unary(m *maskOp, x any, detect uint32) any {
+	h := x.(*tensor.Host)
+	switch m {
+	case isInfOp:
+		return b.must(cpuref.IsInf(h, detect&1 != 0, detect&2 != 0))
+	case isNaNOp:
+		return b.must(cpuref.IsNaN(h))
+	case isFiniteOp:
+		return b.must(cpuref.IsFinite(h))
+	}
+	return b.must(cpuref.LogicalNot(h))
+}
+
+func (b refBuilder) where(c, x, y any) any {
+	dt := tensor.F32
+	for _, v := range []any{x, y} {
+		if h, ok := v.(*tensor.Host); ok {
+			dt = h.DType
+		}
+	}
+	op := func(v any) cpuref.Operand {
+		if h, ok := v.(*tensor.Host); ok {
+			return cpuref.Operand{T: h}
+		}
+		s, err := tensor.NewScalar(v, dt)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		return cpuref.Operand{S: &s}
+	}
+	return b.must(cpuref.Where(c.(*tensor.Host), op(x), op(y)))
+}
+
+func (b refBuilder) reduce(and bool, x any) any {
+	h := x.(*tensor.Host)
+	axes := make([]int, len(h.Shape))
+	for i := range axes {
+		axes[i] = i
+	}
+	if and {
+		return b.must(cpuref.ReduceLogicalAnd(h, axes, false))
+	}
+	return b.must(cpuref.ReduceLogicalOr(h, axes, false))
+}
+
+// specialHost returns a tensor of dt whose elements are random bits with
+// the type's special values among them: NaNs of several payloads and
+// signs, ±0, ±inf, subnormals, and for integers their extremes.
+func specialHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
+	h := randomHost(rng, dt, shape)
+	specials := map[tensor.DType][]uint64{
+		tensor.F16:  {0x7e00, 0xfe01, 0x7c01, 0x0000, 0x8000, 0x7c00, 0xfc00, 0x0001, 0x83ff, 0x3c00},
+		tensor.BF16: {0x7fc0, 0xffc1, 0x7f81, 0x0000, 0x8000, 0x7f80, 0xff80, 0x0001, 0x807f, 0x3f80},
+		tensor.F32:  {0x7fc00000, 0xffc00001, 0x7f800001, 0, 0x80000000, 0x7f800000, 0xff800000, 1, 0x807fffff, 0x3f800000},
+		tensor.F64: {0x7ff8000000000000, 0xfff8000000000001, 0x7ff0000000000001, 0, 1 << 63, 0x7ff0000000000000,
+			0xfff0000000000000, 1, 0x800fffffffffffff, 0x3ff0000000000000},
+		tensor.I64: {1 << 63, 1<<63 - 1, 0, 1<<64 - 1, 1},
+		tensor.U64: {1 << 63, 1<<63 - 1, 0, 1<<64 - 1, 1},
+	}[dt]
+	w := dt.Size()
+	for i := 0; i < len(h.Data)/w && len(specials) > 0; i++ {
+		if rng.IntN(3) == 0 {
+			v := specials[rng.IntN(len(specials))]
+			for k := range w {
+				h.Data[i*w+k] = byte(v >> (8 * k))
+			}
+		}
+	}
+	return h
+}
+
+// runChain builds c three ways on inputs hosts (uploaded to d) and fails
+// t unless the fused Expr, the ops one by one and cpuref agree bit for
+// bit. It returns whether the Expr ran fused.
+func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) bool {
+	t.Helper()
+	var e Expr
+	var in, dev, ref []any
+	for _, h := range hosts {
+		x := upload(t, d, h)
+		in, dev, ref = append(in, e.Input(x)), append(dev, x), append(ref, h)
+	}
+	root := c.make(exprBuilder{&e}, in).(Node)
+	got, err := e.Eval(root)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	defer got.Free()
+	fused := e.compiled[len(e.compiled)-1].fused
+	want := c.make(refBuilder{t}, ref).(*tensor.Host)
+	unfused := c.make(opsBuilder{t}, dev).(*device.Tensor)
+	for k, y := range []*device.Tensor{got, unfused} {
+		h, err := y.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.Shape.Equal(want.Shape) || !bytes.Equal(h.Data, want.Data) {
+			i := 0
+			for i < len(h.Data) && i < len(want.Data) && h.Data[i] == want.Data[i] {
+				i++
+			}
+			t.Fatalf("%s on %v%v, inputs %v (%s, fused %v, %s pages): got %v, differs from cpuref's %v at byte %d",
+				c.name, hosts[0].DType, hosts[0].Shape, hosts[1].Shape, [...]string{"the Expr", "op by op"}[k], fused, map[bool]string{true: "4 KiB", false: "large"}[d.PageSize() == 4096], h.Shape, want.Shape, i)
+		}
+	}
+	return fused
+}
+
+// TestExprChains runs each chain on f32 and f16 in three broadcast
+// classes (the mask as the data's shape, a column, a row) under the CPU
+// and the GPU profile, on the usual pages and on 4 KiB pages, fused
+// against unfused against cpuref; each must have run fused.
+func TestExprChains(t *testing.T) {
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	for _, page := range []uint64{0, 4096} {
+		d := devtest.Open(t, device.Options{PageSize: page})
+		rng := rand.New(rand.NewPCG(60, page))
+		for _, p := range []*profile{&cpuProfile, &gpuProfile} {
+			forcedProfile.Store(p)
+			for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
+				for _, masks := range []tensor.Shape{{37, 130}, {37, 1}, {1, 130}} {
+					for _, c := range chains {
+						hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
+						if !runChain(t, d, c, hosts) {
+							t.Errorf("%s %v, mask %v, profile %s: ran op by op", c.name, dt, masks, p.name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// instructionChains are chains that between them take every instruction
+// of the fused kernel on one element type: the tests of values as a
+// select's cond (their lanes), as bools (packed), and folded; select on
+// a bool input; the classifiers; for bools, the logical ops and a select
+// of bools. in[0] and in[1] are data of the type, in[2] a bool mask.
+func instructionChains(dt tensor.DType) []chain {
+	cs := []chain{
+		{"where-less", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[0], in[1]) }},
+		{"xor-eq-le", func(b builder, in []any) any {
+			return b.mask(logicalXorOp, b.mask(equalOp, in[0], in[1]), b.mask(lessEqualOp, in[0], in[1]))
+		}},
+		{"and-ne-ge", func(b builder, in []any) any {
+			return b.mask(logicalAndOp, b.mask(notEqualOp, in[1], in[0]), b.mask(greaterEqualOp, in[0], in[1]))
+		}},
+		{"where-mask", func(b builder, in []any) any { return b.where(in[2], in[0], in[1]) }},
+		{"any-greater", func(b builder, in []any) any { return b.reduce(false, b.mask(greaterOp, in[0], in[1])) }},
+		{"all-or", func(b builder, in []any) any {
+			return b.reduce(true, b.mask(logicalOrOp, in[2], b.mask(lessOp, in[0], in[1])))
+		}},
+	}
+	if dt.IsFloat() {
+		cs = append(cs,
+			chain{"nan-or-inf", func(b builder, in []any) any {
+				return b.mask(logicalOrOp, b.unary(isNaNOp, in[0], 0), b.unary(isInfOp, in[1], 2))
+			}},
+			chain{"where-finite", func(b builder, in []any) any {
+				return b.where(b.unary(isFiniteOp, in[0], 0), in[0], b.where(b.unary(isInfOp, in[0], 1), in[1], 0))
+			}},
+		)
+	}
+	if dt == tensor.Bool {
+		cs = append(cs, chain{"bool-logic", func(b builder, in []any) any {
+			return b.where(b.mask(logicalAndOp, in[0], in[2]), b.mask(logicalXorOp, in[0], in[1]), b.unary(logicalNotOp, in[1], 0))
+		}})
+	}
+	return cs
+}
+
+// TestExprInstructions runs every instruction on every element type,
+// special values among random bits, fused against unfused against
+// cpuref; each chain must have run fused.
+func TestExprInstructions(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, dt := range tensor.DTypes {
+		for _, c := range instructionChains(dt) {
+			hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{17, 33}), specialHost(rng, dt, tensor.Shape{1, 33}),
+				randomHost(rng, tensor.Bool, tensor.Shape{17, 1})}
+			if !runChain(t, d, c, hosts) {
+				t.Errorf("%s on %v: ran op by op", c.name, dt)
+			}
+		}
+	}
+}
+
+// TestExprLimits runs chains beyond the fused kernel's limits, which
+// must run op by op with the same result: five inputs, three scalars,
+// five ops, two element types besides bool.
+func TestExprLimits(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(63, 64))
+	f32 := func(s ...int) *tensor.Host { return specialHost(rng, tensor.F32, tensor.Shape(s)) }
+	for _, c := range []struct {
+		chain
+		hosts []*tensor.Host
+	}{
+		{chain{"five inputs", func(b builder, in []any) any {
+			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(lessOp, in[2], in[3]))
+			return b.where(x, in[4], 0)
+		}}, []*tensor.Host{f32(5, 7), f32(7), f32(5, 1), f32(5, 7), f32(5, 7)}},
+		{chain{"three scalars", func(b builder, in []any) any {
+			return b.where(b.mask(lessOp, in[0], 1), 2, b.where(b.mask(lessOp, in[0], 3), in[0], 1))
+		}}, []*tensor.Host{f32(5, 7)}},
+		{chain{"five ops", func(b builder, in []any) any {
+			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(greaterOp, in[0], in[1]))
+			return b.where(b.mask(logicalXorOp, x, b.unary(isNaNOp, in[0], 0)), in[0], in[1])
+		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}},
+		{chain{"two types", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[2], in[2]) }},
+			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}},
+	} {
+		if runChain(t, d, c.chain, c.hosts) {
+			t.Errorf("%s: ran fused", c.name)
+		}
+	}
+}
+
+// TestExprErrors checks that a node made from bad operands carries the
+// error its op gives for them, that a node made from it carries it on,
+// and that Eval returns it.
+func TestExprErrors(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(65, 66))
+	x := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{3, 4}))
+	b := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{3, 4}))
+	r := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{5}))
+	var e Expr
+	xn, bn, rn := e.Input(x), e.Input(b), e.Input(r)
+	for _, c := range []struct {
+		node Node
+		op   func() (*device.Tensor, error)
+	}{
+		{e.Greater(xn, "7"), func() (*device.Tensor, error) { return Greater(x, "7") }},
+		{e.Less(xn, rn), func() (*device.Tensor, error) { return Less(x, r) }},
+		{e.LogicalAnd(xn, bn), func() (*device.Tensor, error) { return LogicalAnd(x, b) }},
+		{e.IsNaN(bn), func() (*device.Tensor, error) { return IsNaN(b) }},
+		{e.Where(xn, xn, 0), func() (*device.Tensor, error) { return Where(x, x, 0) }},
+		{e.Where(bn, xn, int8(1)<<6), func() (*device.Tensor, error) { return Where(b, x, int8(1)<<6) }},
+		{e.Where(bn, 300, Scalar(1, tensor.I8)), func() (*device.Tensor, error) { return Where(b, 300, Scalar(1, tensor.I8)) }},
+		{e.Select(bn, xn, rn), func() (*device.Tensor, error) { return Select(b, x, r) }},
+		{e.Equal(xn, rn, WithBroadcast(BroadcastNone)), func() (*device.Tensor, error) { return Equal(x, r, WithBroadcast(BroadcastNone)) }},
+		{e.ReduceOr(xn, nil), func() (*device.Tensor, error) { return ReduceLogicalOr(x, []int{0, 1}) }},
+		{e.ReduceAnd(bn, []int{2}), func() (*device.Tensor, error) { return ReduceLogicalAnd(b, []int{2}) }},
+	} {
+		y, want := c.op()
+		if y != nil {
+			y.Free()
+		}
+		_, got := e.Eval(c.node)
+		if want == nil {
+			if got != nil {
+				t.Errorf("%v: the op runs, Eval says %v", c.node, got)
+			}
+			continue
+		}
+		if got == nil || got.Error() != want.Error() || !errors.Is(got, ErrInvalid) {
+			t.Errorf("Eval: %v; the op: %v", got, want)
+		}
+		if _, on := e.Eval(e.LogicalNot(e.IsNaN(e.Where(c.node, xn, xn)))); on == nil || on.Error() != want.Error() {
+			t.Errorf("a node made from it: %v; want %v", on, want)
+		}
+	}
+	var other Expr
+	if _, err := e.Eval(e.IsNaN(other.Input(x))); err == nil {
+		t.Error("a node of another expression: no error")
+	}
+	if _, err := e.Eval(xn); err == nil {
+		t.Error("Eval of an input: no error")
+	}
+}
+
+// TestExprReplay evaluates a planned root again after Set gives it other
+// inputs, against the ops one by one, and checks Set's rules.
+func TestExprReplay(t *testing.T) {
+	d := devtest.Open(t, device.Options{PageSize: 4096})
+	rng := rand.New(rand.NewPCG(67, 68))
+	shape := tensor.Shape{33, 129}
+	var e Expr
+	xn := e.Input(upload(t, d, specialHost(rng, tensor.F32, shape)))
+	root := chains[1].make(exprBuilder{&e}, []any{xn})
+	nan := e.ReduceOr(e.IsNaN(xn), nil)
+	for i := range 3 {
+		h := specialHost(rng, tensor.F32, shape)
+		if i == 2 {
+			for k := range h.Data {
+				h.Data[k] = 0 // no NaN
+			}
+		}
+		x := upload(t, d, h)
+		if err := e.Set(xn, x); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []Node{root.(Node), nan} {
+			got, err := e.Eval(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want *device.Tensor
+			if n == nan {
+				want = opsBuilder{t}.reduce(false, opsBuilder{t}.unary(isNaNOp, x, 0)).(*device.Tensor)
+			} else {
+				want = chains[1].make(opsBuilder{t}, []any{x}).(*device.Tensor)
+			}
+			g, _ := got.Download()
+			w, _ := want.Download()
+			got.Free()
+			if !bytes.Equal(g.Data, w.Data) {
+				t.Errorf("replay %d: differs from the ops", i)
+			}
+		}
+	}
+	for _, bad := range []*device.Tensor{
+		upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{33, 128})),
+		upload(t, d, randomHost(rng, tensor.F16, shape)),
+	} {
+		if err := e.Set(xn, bad); err == nil {
+			t.Errorf("Set with %v: no error", bad)
+		}
+	}
+	if err := e.Set(nan, upload(t, d, randomHost(rng, tensor.F32, shape))); err == nil {
+		t.Error("Set of an op's node: no error")
+	}
+}
+
+// TestExprEmpty evaluates chains over no elements: an empty result, and
+// a fold's identity.
+func TestExprEmpty(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(69, 70))
+	for _, c := range chains {
+		runChain(t, d, c, []*tensor.Host{randomHost(rng, tensor.F32, tensor.Shape{0, 5}), randomHost(rng, tensor.Bool, tensor.Shape{0, 5})})
+	}
+}
+
+// FuzzExpr builds random chains of up to five ops over two inputs and
+// scalars, each step on an Expr and with the ops one by one: where a
+// step's operands break its op's rules, both must say so in the same
+// words; else the Expr's result, fused or not, must be the ops' bit for
+// bit.
+func FuzzExpr(f *testing.F) {
+	f.Add(uint8(0), uint8(1), []byte{0, 0, 1, 12, 0, 2, 3})
+	f.Add(uint8(1), uint8(0), []byte{10, 0, 0, 13, 2, 0, 1, 7, 1, 0})
+	f.Add(uint8(2), uint8(2), []byte{3, 1, 6, 9, 0, 0, 12, 2, 5, 6})
+	f.Add(uint8(3), uint8(1), []byte{5, 0, 1, 6, 2, 1, 12, 3, 0, 6, 11, 4, 0})
+	d := devtest.Open(f, device.Options{})
+	f.Fuzz(func(t *testing.T, dtSel, shapeSel uint8, prog []byte) {
+		dt := []tensor.DType{tensor.F32, tensor.F16, tensor.I8, tensor.Bool}[dtSel%4]
+		shapes := [][2]tensor.Shape{{{7, 9}, {7, 9}}, {{7, 9}, {1, 9}}, {{7, 1}, {9}}}[shapeSel%3]
+		rng := rand.New(rand.NewPCG(uint64(dtSel), uint64(shapeSel)))
+		var e Expr
+		ex, ov := []any{}, []any{}
+		for _, s := range shapes {
+			x := upload(t, d, specialHost(rng, dt, s))
+			ex, ov = append(ex, e.Input(x)), append(ov, x)
+		}
+		b := fzBytes(prog)
+		pick := func() (any, any) {
+			k := b.next() % (len(ex) + 2)
+			if k >= len(ex) {
+				return k - len(ex), k - len(ex) // the scalars 0 and 1
+			}
+			return ex[k], ov[k]
+		}
+		for step := 0; step < 5 && len(b) > 0; step++ {
+			code := b.next() % 14
+			var en any
+			var ot *device.Tensor
+			var oerr error
+			switch {
+			case code < 9:
+				m := []*maskOp{equalOp, notEqualOp, lessOp, lessEqualOp, greaterOp, greaterEqualOp, logicalAndOp, logicalOrOp, logicalXorOp}[code]
+				ea, oa := pick()
+				eb, obb := pick()
+				en = e.binary(m, ea, eb, nil)
+				ot, oerr = m.binary(oa, obb, nil)
+			case code < 13:
+				m := []*maskOp{logicalNotOp, isNaNOp, isInfOp, isFiniteOp}[code-9]
+				k := b.next() % len(ex)
+				en = e.unary(m, ex[k].(Node), 3)
+				ot, oerr = m.unary(ov[k].(*device.Tensor), 3)
+			default:
+				k := b.next() % len(ex)
+				ec, oc := ex[k], ov[k]
+				ea, oa := pick()
+				eb, obb := pick()
+				en = e.Where(ec, ea, eb)
+				ot, oerr = Where(oc.(*device.Tensor), oa, obb)
+			}
+			eerr := en.(Node).Err()
+			if (eerr == nil) != (oerr == nil) || eerr != nil && eerr.Error() != oerr.Error() {
+				t.Fatalf("step %d: the Expr says %v, the op %v", step, eerr, oerr)
+			}
+			if oerr != nil {
+				return
+			}
+			t.Cleanup(ot.Free)
+			ex, ov = append(ex, en), append(ov, ot)
+		}
+		if len(ex) == len(shapes) {
+			return
+		}
+		got, err := e.Eval(ex[len(ex)-1].(Node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Free()
+		g, _ := got.Download()
+		w, _ := ov[len(ov)-1].(*device.Tensor).Download()
+		if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
+			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
+		}
+	})
+}

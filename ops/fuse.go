@@ -1,0 +1,373 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/shaders/spec"
+	"github.com/vkops/vkops/tensor"
+)
+
+// A chain of element ops runs fused as one kernel (shaders/fused.glsl):
+// a program of up to fuseMaxOps instructions over registers that each
+// hold one chunk, passed as specialization constants, so that the driver
+// compiles it into straight-line code and the pipeline cache keeps it.
+// Registers 0 to 3 are the inputs, 4 and 5 the pushed scalars, 6 + i
+// instruction i's result.
+const (
+	fuseMaxInputs  = 4
+	fuseMaxScalars = 2
+	fuseMaxOps     = 4
+	fuseRegOps     = fuseMaxInputs + fuseMaxScalars
+	// fuseMaxFold is the most elements a fold takes: the kernel indexes
+	// them from the piece's first in 32 bits.
+	fuseMaxFold = math.MaxInt32
+)
+
+// The fused kernel's folds (fused.glsl, FOLD).
+const (
+	foldNone = 0
+	foldAny  = 1
+	foldAll  = 2
+)
+
+// fusedElem describes the fused kernels to the engine: four input slots
+// (those a program leaves empty are pushed, never read), of bools or of
+// the program's value type, and no modules of rows or seams. Its
+// families are timed on less-than of two inputs, as the masks' are.
+var fusedElem = (&elemOp{
+	name: "fused", inputs: fuseMaxInputs, boolOut: true,
+	needs:     hasVote,
+	chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
+	probes:    []probe{{pushed: 0b1100}},
+	probeSpec: []uint32{1<<16 | 1<<6, spec.OpLT | 1<<12},
+}).register()
+
+// hasVote reports whether d has the subgroup operations a fold needs.
+func hasVote(d *device.Device) bool {
+	info := d.Info()
+	return info.HasSubgroupOp("basic") && info.HasSubgroupOp("vote")
+}
+
+// compiled is a root of an Expr, planned: fused, its kernel's run with
+// the operands left out and its launches; else the ops in the order they
+// run.
+type compiled struct {
+	root  int32
+	fused bool
+	run   run
+	slots [fuseMaxInputs]int32 // the input node of each slot, 0 for none
+	v     *variant
+	plan  []launch
+	chain int32        // the fused chain's last op
+	fold  uint32       // foldAny or foldAll where root folds the chain
+	after bool         // root is a reduction of the chain's result, run after it
+	order []int32      // the ops of an unfused root, in order
+	dev   *device.Device
+	dims  tensor.Shape // the fused kernel's output
+	dt    tensor.DType
+}
+
+// compile plans root: fused where the chain that ends at it, or at the
+// reduction it is, fits the kernel; else op by op.
+func (e *Expr) compile(root int32) (*compiled, error) {
+	n := &e.nodes[root-1]
+	c := &compiled{root: root, chain: root, dev: n.dev}
+	if n.kind == exprReduce {
+		c.chain, c.after = n.args[0].node, true
+		if n.dims.NumElements() == 1 && e.nodes[c.chain-1].dims.NumElements() <= fuseMaxFold {
+			c.fold, c.after = foldAny, false
+			if n.and {
+				c.fold = foldAll
+			}
+		}
+	}
+	if e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c) {
+		return c, e.planFused(c)
+	}
+	c.fused, c.fold, c.after = false, foldNone, false
+	c.order = e.order(root, nil)
+	return c, nil
+}
+
+// order appends to dst the ops that root needs, each after its
+// operands, once.
+func (e *Expr) order(root int32, dst []int32) []int32 {
+	n := &e.nodes[root-1]
+	if n.kind == exprInput {
+		return dst
+	}
+	for _, a := range n.args[:n.nargs] {
+		if a.node != 0 {
+			dst = e.order(a.node, dst)
+		}
+	}
+	for _, i := range dst {
+		if i == root {
+			return dst
+		}
+	}
+	return append(dst, root)
+}
+
+// lower writes c's chain as a fused program into c.run, and reports
+// whether it fits the kernel: at most fuseMaxInputs inputs,
+// fuseMaxScalars distinct scalars and fuseMaxOps ops, and one element
+// type besides bool.
+func (e *Expr) lower(c *compiled) bool {
+	ops := e.order(c.chain, nil)
+	if len(ops) > fuseMaxOps {
+		return false
+	}
+	var p program
+	for _, i := range ops {
+		n := &e.nodes[i-1]
+		if n.kind == exprReduce || !p.valueType(n.dt) {
+			return false
+		}
+		var regs [3]uint32
+		for k, a := range n.args[:n.nargs] {
+			r, ok := p.reg(e, a, ops)
+			if !ok {
+				return false
+			}
+			regs[k] = r
+		}
+		p.instr = append(p.instr, instrOf(n, regs))
+	}
+	c.fused, c.slots = true, p.slots
+	c.dt, c.dims = e.nodes[c.chain-1].dt, e.nodes[c.chain-1].dims
+	c.run = p.run(c)
+	return true
+}
+
+// program is a fused chain while it is lowered.
+type program struct {
+	slots    [fuseMaxInputs]int32 // input nodes
+	nslots   int
+	scalars  [fuseMaxScalars]exprArg
+	nscalars int
+	vt       tensor.DType // the one element type besides bool; Invalid while none
+	instr    []uint32
+}
+
+// valueType reports whether dt may join the program: bool, or its one
+// other element type.
+func (p *program) valueType(dt tensor.DType) bool {
+	switch {
+	case dt == tensor.Bool:
+		return true
+	case p.vt == tensor.Invalid:
+		p.vt = dt
+	}
+	return dt == p.vt
+}
+
+// reg returns the register that holds arg, taking a slot for a new
+// input or scalar, and reports whether one was free.
+func (p *program) reg(e *Expr, a exprArg, ops []int32) (uint32, bool) {
+	if a.node == 0 {
+		if !p.valueType(a.dt) {
+			return 0, false
+		}
+		for s := range p.nscalars {
+			if p.scalars[s] == a {
+				return uint32(fuseMaxInputs + s), true
+			}
+		}
+		if p.nscalars == fuseMaxScalars {
+			return 0, false
+		}
+		p.scalars[p.nscalars] = a
+		p.nscalars++
+		return uint32(fuseMaxInputs + p.nscalars - 1), true
+	}
+	if n := &e.nodes[a.node-1]; n.kind != exprInput {
+		for k, i := range ops {
+			if i == a.node {
+				return uint32(fuseRegOps + k), true
+			}
+		}
+	}
+	if !p.valueType(e.nodes[a.node-1].dt) {
+		return 0, false
+	}
+	for x := range p.nslots {
+		if p.slots[x] == a.node {
+			return uint32(x), true
+		}
+	}
+	if p.nslots == fuseMaxInputs {
+		return 0, false
+	}
+	p.slots[p.nslots] = a.node
+	p.nslots++
+	return uint32(p.nslots - 1), true
+}
+
+// instrOf encodes node n, its operands in registers regs, as an
+// instruction (fused.glsl): the op, whether its operands are bools, IsInf's
+// attributes and the three registers.
+func instrOf(n *exprNode, regs [3]uint32) uint32 {
+	op, boolArgs := uint32(spec.OpSelect), n.dt == tensor.Bool
+	if n.kind == exprMask {
+		op, boolArgs = n.mask.code, n.argDT == tensor.Bool
+	}
+	return op | b2u(boolArgs)<<4 | n.detect<<5 | regs[0]<<8 | regs[1]<<12 | regs[2]<<16
+}
+
+// run returns the kernel's run of program p for c: its width, element
+// sizes, scalars and constants (HEAD, then the instructions).
+func (p *program) run(c *compiled) run {
+	vt := p.vt
+	if vt == tensor.Invalid {
+		vt = tensor.Bool
+	}
+	r := fusedElem.newRun(vt.Size())
+	var head uint32
+	for x := range fuseMaxInputs + 1 {
+		r.sizes[x] = vt.Size()
+	}
+	if c.dt == tensor.Bool || c.fold != foldNone {
+		head |= 1 << 6
+		r.sizes[fuseMaxInputs] = 1
+	}
+	for s := range p.nscalars {
+		r.bits[s] = p.scalars[s].bits
+		if p.scalars[s].dt == tensor.Bool {
+			head |= 1 << (4 + s)
+		}
+	}
+	head |= keyOf(vt)<<8 | c.fold<<12 | uint32(len(p.instr))<<16
+	r.spec[0] = head
+	r.nspec = 1 + copy(r.spec[1:], p.instr)
+	return r
+}
+
+// markBools sets the sizes of c's bool inputs to one byte and their bits
+// in HEAD, once the inputs are known.
+func (e *Expr) markBools(c *compiled) {
+	for x, i := range c.slots {
+		if i != 0 && e.nodes[i-1].dt == tensor.Bool {
+			c.run.sizes[x] = 1
+			c.run.spec[0] |= 1 << x
+		}
+	}
+}
+
+// planFused picks the fused kernel's variant for c and plans its
+// launches.
+func (e *Expr) planFused(c *compiled) error {
+	e.markBools(c)
+	r := &c.run
+	var shapes [fuseMaxInputs]tensor.Shape
+	for x, i := range c.slots {
+		if i != 0 {
+			r.ts[x], shapes[x] = e.nodes[i-1].t, e.nodes[i-1].dims
+		}
+	}
+	l := newLayout(c.dims, shapes[:]...)
+	if l.rank > maxRank {
+		return rankError(e.nodes[c.chain-1].name, &l)
+	}
+	if c.dims.NumElements() == 0 {
+		return nil
+	}
+	r.fold = c.fold != foldNone
+	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
+	if err != nil {
+		return err
+	}
+	t := targetOf(c.dev)
+	t.span = spanOf(c.dev, v)
+	c.v, c.plan = v, r.appendPlan(nil, &l, &t)
+	return nil
+}
+
+// eval runs c with e's inputs as they are now.
+func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
+	if !c.fused {
+		return e.evalOrder(c.order)
+	}
+	root := &e.nodes[c.root-1]
+	dt, dims := c.dt, c.dims
+	if c.fold != foldNone {
+		dt, dims = root.dt, root.dims
+	}
+	res, err := c.dev.Empty(dt, dims)
+	if err != nil {
+		return nil, fmt.Errorf("%s: output: %w", root.name, err)
+	}
+	if err := c.record(e, res); err != nil {
+		res.Free()
+		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
+	}
+	if !c.after {
+		return res, nil
+	}
+	defer res.Free()
+	return reduceRun(root.name, root.and, res, root.axes, root.dims)
+}
+
+// record records c's fused kernel into res.
+func (c *compiled) record(e *Expr, res *device.Tensor) error {
+	if c.fold != foldNone {
+		if err := c.dev.Fill(res, map[uint32]uint32{foldAny: 0, foldAll: 1}[c.fold]); err != nil {
+			return err
+		}
+	}
+	r := c.run
+	for x, i := range c.slots {
+		if i != 0 {
+			r.ts[x] = e.nodes[i-1].t
+		}
+	}
+	r.ts[fuseMaxInputs] = res
+	for i := range c.plan {
+		if err := r.recordLaunch(c.dev, c.v, &c.plan[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalOrder runs ops one by one, each as its own function would, and
+// returns the last one's result; intermediates are freed once their
+// last user has run.
+func (e *Expr) evalOrder(order []int32) (*device.Tensor, error) {
+	vals := make([]*device.Tensor, len(e.nodes))
+	uses := make([]int, len(e.nodes))
+	for _, i := range order {
+		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
+			if a.node != 0 {
+				uses[a.node-1]++
+			}
+		}
+	}
+	release := func() {
+		for _, t := range vals {
+			t.Free()
+		}
+	}
+	for k, i := range order {
+		t, err := e.evalNode(i, vals)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		vals[i-1] = t
+		if k == len(order)-1 {
+			return t, nil
+		}
+		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
+			if a.node != 0 && e.nodes[a.node-1].kind != exprInput {
+				if uses[a.node-1]--; uses[a.node-1] == 0 {
+					vals[a.node-1].Free()
+					vals[a.node-1] = nil
+				}
+			}
+		}
+	}
+	return nil, invalidf("expr: nothing to evaluate")
+}

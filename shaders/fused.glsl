@@ -1,0 +1,273 @@
+// The fused kernels' hooks in the elementwise skeleton (elementwise.glsl):
+// a chain of element ops (masks, select) run as one pass, its program in
+// specialization constants, so that the driver itself compiles it into
+// straight-line code over registers (ops/expr.go builds the programs).
+//
+// Registers hold one chunk of sixteen elements each (one element on the
+// element path): 0 to 3 the inputs, 4 and 5 the two pushed scalars, and
+// 6 + i the result of instruction i. A register holds bools (one byte
+// each) or values (W bytes each, of one element type, read as KEY says).
+// The last instruction's result is the output, stored, or with FOLD
+// folded into one bool: any of it (FOLD_ANY) or all of it (FOLD_ALL).
+#define NIN 4
+#include "spec.glsl"
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+
+// HEAD: bits 0-3, input x is bool; bits 4-5, scalar s is bool; bit 6,
+// the output is bool; bits 8-11, KEY (of the values); bits 12-13, FOLD;
+// bits 16-19, the instructions.
+layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
+const uint KEY = (HEAD >> 8) & 15u;
+const uint FOLD = (HEAD >> 12) & 3u;
+const uint NINS = (HEAD >> 16) & 15u;
+const uint FOLD_ANY = 1u, FOLD_ALL = 2u;
+#define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
+uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
+#define HAS_FOLD
+#include "elementwise.glsl"
+#include "maskops.glsl"
+
+// Instruction i: bits 0-3 the op (OP_EQ, ..., OP_SELECT); bit 4, its
+// operands are bools (a compare of bools, or a select of bools); bits
+// 5-6, IsInf's detect; bits 8-11, 12-15 and 16-19, the registers of its
+// operands a, b and c (a select's cond, then and else).
+layout(constant_id = SPEC_OP0 + 1) const uint I0 = 0u;
+layout(constant_id = SPEC_OP0 + 2) const uint I1 = 0u;
+layout(constant_id = SPEC_OP0 + 3) const uint I2 = 0u;
+layout(constant_id = SPEC_OP0 + 4) const uint I3 = 0u;
+
+uint opOf(uint ins) { return ins & 15u; }
+bool boolArgs(uint ins) { return ((ins >> 4) & 1u) != 0u; }
+uint detectOf(uint ins) { return (ins >> 5) & 3u; }
+uint regA(uint ins) { return (ins >> 8) & 15u; }
+uint regB(uint ins) { return (ins >> 12) & 15u; }
+uint regC(uint ins) { return (ins >> 16) & 15u; }
+
+// scalarW returns scalar s's element bytes.
+uint scalarW(uint s) { return ((HEAD >> (4u + s)) & 1u) != 0u ? 1u : W; }
+
+// keyW returns how the operands of instruction ins are read, and their
+// bytes.
+uint argKey(uint ins) { return boolArgs(ins) || (opOf(ins) >= OP_AND && opOf(ins) <= OP_NOT) ? KEY_BOOL : KEY; }
+uint argW(uint ins) { return argKey(ins) == KEY_BOOL ? 1u : W; }
+
+// selectChunk is select's chunk: c's bools pick a's or b's elements of w
+// bytes, bit for bit.
+void selectChunk(uint w, uvec4 c, uvec4 a[8], uvec4 b[8], out uvec4 o[8]) {
+	uvec4 f = flags(c);
+	for (uint k = 0u; k < w; k++) {
+		uvec4 m;
+		if (w == 1u) {
+			m = f * 0xffu;
+		} else if (w == 2u) {
+			uvec4 x = uvec4(f[2u * k], f[2u * k], f[2u * k + 1u], f[2u * k + 1u]) >> uvec4(0u, 16u, 0u, 16u);
+			m = (x & 1u) * 0xffffu | ((x >> 8) & 1u) * 0xffff0000u;
+		} else {
+			uvec4 x = w == 4u ? uvec4(f[k]) >> uvec4(0u, 8u, 16u, 24u)
+			                  : uvec4(f[k >> 1]) >> (uvec4(0u, 0u, 8u, 8u) + 16u * (k & 1u));
+			m = (x & 1u) * 0xffffffffu;
+		}
+		o[k] = (a[k] & m) | (b[k] & ~m);
+	}
+}
+
+// The registers of a chunk, one variable each, not an array: indexed by
+// the program's constants, an array of registers stayed in memory on
+// lavapipe, and a fused ReLU ran 40 times as slow as the two ops apart.
+// get and put choose a register by a chain of ifs on those constants,
+// which specialization folds to a plain move.
+uvec4 R0[8], R1[8], R2[8], R3[8], R4[8], R5[8], R6[8], R7[8], R8[8], R9[8];
+
+void get(uint r, out uvec4 v[8]) {
+	for (uint k = 0u; k < W; k++) {
+		if (r == 0u) v[k] = R0[k];
+		else if (r == 1u) v[k] = R1[k];
+		else if (r == 2u) v[k] = R2[k];
+		else if (r == 3u) v[k] = R3[k];
+		else if (r == 4u) v[k] = R4[k];
+		else if (r == 5u) v[k] = R5[k];
+		else if (r == 6u) v[k] = R6[k];
+		else if (r == 7u) v[k] = R7[k];
+		else if (r == 8u) v[k] = R8[k];
+		else v[k] = R9[k];
+	}
+}
+
+// instrAt returns instruction i.
+uint instrAt(uint i) {
+	if (i == 0u) return I0;
+	if (i == 1u) return I1;
+	if (i == 2u) return I2;
+	return I3;
+}
+
+// isTest reports whether op is a comparison or a classifier: one that
+// tests elements of values, not bools.
+bool isTest(uint op) { return op <= OP_LE || (op >= OP_ISNAN && op <= OP_ISFINITE); }
+
+// lanes returns, for vector k of a chunk of W-byte values, the mask of
+// the elements for which test instruction p holds: the bools it makes,
+// before they are packed into bytes. A select whose cond a test of
+// values made, and a fold of one, take these, not the bytes: packing
+// sixteen bools and unpacking them again took lavapipe longer than the
+// test.
+uvec4 lanes(uint p, uint k) {
+	uvec4 a[8], b[8];
+	get(regA(p), a);
+	get(regB(p), b);
+	uint op = opOf(p), key = KEY, det = detectOf(p);
+	const uint w = W;
+	if (w == 4u) {
+		return op4(op, key, det, w, a[k], b[k]) * 0xffffffffu;
+	}
+	if (w == 2u) {
+		uvec4 lo = op4(op, key, det, w, a[k] & 0xffffu, b[k] & 0xffffu);
+		uvec4 hi = op4(op, key, det, w, a[k] >> 16, b[k] >> 16);
+		return lo * 0xffffu | hi * 0xffff0000u;
+	}
+	if (w == 8u) {
+		uvec2 r = op2(op, key, det, a[k], b[k]);
+		return uvec4(r.xx, r.yy) * 0xffffffffu;
+	}
+	uvec4 m = uvec4(0u);
+	for (uint i = 0u; i < 4u; i++) {
+		m |= op4(op, key, det, w, (a[k] >> (8u * i)) & 0xffu, (b[k] >> (8u * i)) & 0xffu) * (0xffu << (8u * i));
+	}
+	return m;
+}
+
+// tested reports whether register r holds the result of a test of
+// values, the instruction that made it in p.
+bool tested(uint r, out uint p) {
+	p = instrAt(r - 6u);
+	return r >= 6u && isTest(opOf(p)) && !boolArgs(p);
+}
+
+// step runs instruction ins on the chunk's registers into o.
+void step(uint ins, out uvec4 o[8]) {
+	uvec4 a[8], b[8], c[8];
+	get(regA(ins), a);
+	get(regB(ins), b);
+	// Each call has its width as a constant, so that the module holds
+	// the code of two widths, bools and W, not of all four.
+	uint op = opOf(ins), p;
+	if (op == OP_SELECT && !boolArgs(ins) && tested(regA(ins), p)) {
+		get(regC(ins), c);
+		for (uint k = 0u; k < W; k++) {
+			uvec4 m = lanes(p, k);
+			o[k] = (b[k] & m) | (c[k] & ~m);
+		}
+	} else if (op == OP_SELECT) {
+		get(regC(ins), c);
+		if (boolArgs(ins)) {
+			selectChunk(1u, a[0], b, c, o);
+		} else {
+			selectChunk(W, a[0], b, c, o);
+		}
+	} else if (argKey(ins) == KEY_BOOL) {
+		o[0] = chunkOp(op, KEY_BOOL, detectOf(ins), 1u, a, b);
+	} else {
+		o[0] = chunkOp(op, KEY, detectOf(ins), W, a, b);
+	}
+}
+
+// folded returns what a fold takes of a chunk: nonzero where the
+// result's non-identity is, from the last instruction's lanes where it
+// is a test, else from its bools.
+uvec4 folded() {
+	uint p = instrAt(NINS - 1u);
+	uvec4 f = uvec4(0u);
+	if (isTest(opOf(p)) && !boolArgs(p)) {
+		for (uint k = 0u; k < W; k++) {
+			f |= FOLD == FOLD_ANY ? lanes(p, k) : ~lanes(p, k);
+		}
+		return f;
+	}
+	uvec4 r[8];
+	get(5u + NINS, r);
+	f = flags(r[0]);
+	return FOLD == FOLD_ANY ? f : f ^ 0x01010101u;
+}
+
+void opChunk(uvec4 v[NIN][8], out uvec4 o[8]) {
+	R0 = v[0];
+	R1 = v[1];
+	R2 = v[2];
+	R3 = v[3];
+	for (uint k = 0u; k < scalarW(0u); k++) {
+		R4[k] = splatOf(pc.scalar[0], scalarW(0u));
+	}
+	for (uint k = 0u; k < scalarW(1u); k++) {
+		R5[k] = splatOf(pc.scalar[1], scalarW(1u));
+	}
+	if (NINS > 0u) step(I0, R6);
+	if (NINS > 1u) step(I1, R7);
+	if (NINS > 2u) step(I2, R8);
+	if (NINS > 3u) step(I3, R9);
+	if (FOLD != 0u) {
+		o[0] = folded();
+	} else {
+		get(5u + NINS, o);
+	}
+}
+
+// The registers of one element, as R0 to R11 are of a chunk.
+uvec2 E0, E1, E2, E3, E4, E5, E6, E7, E8, E9;
+
+uvec2 getE(uint r) {
+	if (r == 0u) return E0;
+	if (r == 1u) return E1;
+	if (r == 2u) return E2;
+	if (r == 3u) return E3;
+	if (r == 4u) return E4;
+	if (r == 5u) return E5;
+	if (r == 6u) return E6;
+	if (r == 7u) return E7;
+	if (r == 8u) return E8;
+	return E9;
+}
+
+// stepE runs instruction ins on one element's registers.
+uvec2 stepE(uint ins) {
+	uint op = opOf(ins);
+	if (op == OP_SELECT) {
+		return getE(regA(ins)).x != 0u ? getE(regB(ins)) : getE(regC(ins));
+	}
+	return uvec2(result(op, argKey(ins), detectOf(ins), argW(ins), getE(regA(ins)), getE(regB(ins))), 0u);
+}
+
+uvec2 opElem(uint off[NIN]) {
+	E0 = pushed(0u) ? uvec2(0u) : elemAt(0u, inW(0u), off[0]);
+	E1 = pushed(1u) ? uvec2(0u) : elemAt(1u, inW(1u), off[1]);
+	E2 = pushed(2u) ? uvec2(0u) : elemAt(2u, inW(2u), off[2]);
+	E3 = pushed(3u) ? uvec2(0u) : elemAt(3u, inW(3u), off[3]);
+	E4 = pc.scalar[0];
+	E5 = pc.scalar[1];
+	if (NINS > 0u) E6 = stepE(I0);
+	if (NINS > 1u) E7 = stepE(I1);
+	if (NINS > 2u) E8 = stepE(I2);
+	if (NINS > 3u) E9 = stepE(I3);
+	return getE(5u + NINS);
+}
+
+// The fold: where this invocation saw the output's non-identity (a
+// true for FOLD_ANY, a false for FOLD_ALL), as bits, or'ed without a
+// branch; at its end one invocation of each subgroup that saw one
+// changes the output's first byte, which the host filled with the
+// identity.
+uvec4 seen = uvec4(0u);
+
+void foldChunk(uvec4 o) { seen |= o; }
+
+void foldElem(uint v) { seen.x |= uint((v != 0u) == (FOLD == FOLD_ANY)); }
+
+void foldEnd() {
+	if (subgroupAny(any(notEqual(seen, uvec4(0u)))) && subgroupElect()) {
+		if (FOLD == FOLD_ANY) {
+			atomicOr(outW[0], 1u);
+		} else {
+			atomicAnd(outW[0], ~0xffu);
+		}
+	}
+}
