@@ -60,10 +60,10 @@ type compiled struct {
 	slots [fuseMaxInputs]int32 // the input node of each slot, 0 for none
 	v     *variant
 	plan  []launch
-	chain int32        // the fused chain's last op
-	fold  uint32       // foldAny or foldAll where root folds the chain
-	after bool         // root is a reduction of the chain's result, run after it
-	order []int32      // the ops of an unfused root, in order
+	chain int32   // the fused chain's last op
+	fold  uint32  // foldAny or foldAll where root folds the chain
+	after bool    // root is a reduction of the chain's result, run after it
+	order []int32 // the ops of an unfused root, in order
 	dev   *device.Device
 	dims  tensor.Shape // the fused kernel's output
 	dt    tensor.DType
