@@ -111,3 +111,34 @@ func ExampleReduceLogicalOr() {
 	// bool[2] [false true]
 	// bool[1 1] [true]
 }
+
+// An Expr runs a chain of ops as one pass: a ReLU reads x once and
+// writes its result once, and a NaN check folds into one bool with no
+// mask written. Nodes carry their op's errors, which Eval returns.
+func ExampleExpr() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	t, _ := device.FromSlice(d, []float32{-2, -0.5, 0, 1.5, 3, -1}, 2, 3)
+
+	var e ops.Expr
+	x := e.Input(t)
+	relu, err := e.Eval(e.Where(e.Greater(x, 0), x, 0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _ := device.ToSlice[float32](relu)
+	nan, _ := e.Eval(e.ReduceOr(e.IsNaN(x), nil))
+	any, _ := device.ToSlice[bool](nan)
+	fmt.Println(got, nan, any)
+
+	_, err = e.Eval(e.Where(e.Greater(x, 0), x, "zero"))
+	fmt.Println(err)
+	// Output:
+	// [0 0 0 1.5 3 0] bool[] [false]
+	// where: other scalar of Go type string is not a number
+}

@@ -113,9 +113,14 @@ func decode(line []byte) (sample, error) {
 	return s, nil
 }
 
-// addExtra files a field bench.Result lacks as a label or a part.
+// labelFields are the fields of bench.Result that tell cases apart
+// beside the key, and so are labels too: a chain fused or not.
+var labelFields = map[string]bool{"fused": true}
+
+// addExtra files a field bench.Result lacks, or one of labelFields, as
+// a label or a part.
 func (s *sample) addExtra(name string, v any) {
-	if known[name] {
+	if known[name] && !labelFields[name] {
 		return
 	}
 	switch v := v.(type) {
