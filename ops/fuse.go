@@ -313,7 +313,8 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 // record records c's fused kernel into res.
 func (c *compiled) record(e *Expr, res *device.Tensor) error {
 	if c.fold != foldNone {
-		if err := c.dev.Fill(res, map[uint32]uint32{foldAny: 0, foldAll: 1}[c.fold]); err != nil {
+		// The fold's identity: false for any, true for all.
+		if err := c.dev.Fill(res, b2u(c.fold == foldAll)); err != nil {
 			return err
 		}
 	}

@@ -25,13 +25,13 @@ func KeepDims(keep bool) ReduceOption { return ReduceOption{keepDims: keep} }
 // texel, which lavapipe loads many times faster.
 var (
 	reduceInnerPortable = &variant{name: "portable", kernel: kernel("reduce_inner", 2, 13)}
-	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", 13), needs: reduceHasTexels}
+	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", 13), needs: hasTexels}
 	// texel-subgroup combines the chunks of a row that a subgroup read
 	// with subgroupOr before one atomic: worth it where atomics on one
 	// word are dear, as on GPUs with many invocations.
 	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", 13), needs: reduceHasSubgroup}
 	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, 16)}
-	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", 16), needs: reduceHasTexels}
+	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", 16), needs: hasTexels}
 )
 
 // reduceClass is the plan class of a dispatch: its variant is chosen,
@@ -86,11 +86,9 @@ func reduceTexelKernel(name string, pushWords int) *device.Kernel {
 	return k
 }
 
-func reduceHasTexels(d *device.Device) bool { return d.HasTexels(device.TexelRGBA32UI) }
-
 func reduceHasSubgroup(d *device.Device) bool {
 	info := d.Info()
-	return reduceHasTexels(d) && info.HasSubgroupOp("arithmetic") && info.HasSubgroupOp("vote")
+	return hasTexels(d) && info.HasSubgroupOp("arithmetic") && info.HasSubgroupOp("vote")
 }
 
 // reduceMeasure returns the measure of class c's family: the device time
