@@ -34,23 +34,27 @@ func (r *row) ratio(peer string) (float64, bool) {
 	return p.med / w.med, true
 }
 
-// ops are the ops of the rows in order, each once.
+// group is what the headline groups a row by: its op and its labels,
+// so that a chain fused and unfused are rows of their own.
+func (r *row) group() string { return strings.Join(append([]string{r.key.op}, r.labels...), " ") }
+
+// ops are the groups of the rows in order, each once.
 func (res *results) ops() []string {
 	var ops []string
 	for _, r := range res.rows {
-		if !slices.Contains(ops, r.key.op) {
-			ops = append(ops, r.key.op)
+		if !slices.Contains(ops, r.group()) {
+			ops = append(ops, r.group())
 		}
 	}
 	return ops
 }
 
-// compared are the rows of op that some peer ran, or all of op's where
-// no peer ran any case.
+// compared are the rows of group op that some peer ran, or all of op's
+// where no peer ran any case.
 func (res *results) compared(op string) []*row {
 	var rows []*row
 	for _, r := range res.rows {
-		if r.key.op == op && (len(r.peers) > 0 || len(res.peers) == 0) {
+		if r.group() == op && (len(r.peers) > 0 || len(res.peers) == 0) {
 			rows = append(rows, r)
 		}
 	}
