@@ -33,6 +33,9 @@ type elemOp struct {
 	// needs, where set, is what every variant of the op needs of a
 	// device.
 	needs func(d *device.Device) bool
+	// folds is whether the op's push constants end in a fold's row
+	// length (run.foldLen).
+	folds bool
 	// chunks is the 16-element chunks an invocation does on a CPU
 	// profile, by width: enough that each writes 64 bytes or more.
 	chunks [9]int
@@ -113,7 +116,7 @@ func (op *elemOp) variantNeeds(name string) func(d *device.Device) bool {
 // constants of shaders/elementwise.glsl.
 func (op *elemOp) kernel(name string, texel bool) *device.Kernel {
 	n := op.inputs
-	k := &device.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: n + 1, PushSize: 4 * (22 + n + n%2 + 4)}
+	k := &device.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: n + 1, PushSize: 4 * (22 + n + n%2 + 4 + int(b2u(op.folds)))}
 	if texel {
 		k.Kinds = make([]device.BindingKind, n+1)
 		for x := range n {
@@ -147,11 +150,13 @@ type run struct {
 	bits   [2]uint64 // the last two inputs' bits where they are pushed
 	spec   [maxOpSpec]uint32
 	nspec  int
-	// fold is whether the output is one value the kernel folds its
-	// result into (fused.glsl), not a tensor of the layout's shape: the
-	// kernel binds its first word, and indexes blocks from the layout's
-	// first element.
-	fold bool
+	// fold, where nonzero, is the bytes of an output the kernel folds
+	// its result into (fused.glsl), not a tensor of the layout's shape:
+	// the kernel binds them, and indexes blocks from the layout's first
+	// element; foldLen is the elements each output byte folds, where
+	// they are rows (0: all of them).
+	fold    uint64
+	foldLen uint32
 	// pick, when not -1, is the input that the output equals,
 	// broadcast; pickBits are its value where pickKnown.
 	pick      int

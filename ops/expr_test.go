@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -540,4 +541,77 @@ func FuzzExpr(f *testing.F) {
 			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
 		}
 	})
+}
+
+// TestExprRowFolds runs reductions over innermost runs of axes of a
+// chain's result, which fold by rows in the fused kernel where each row
+// is whole chunks (rows of 16, 64, 128, 192 and 3 × 64 elements, over
+// the last axis or two, kept or not), and reduce the fused chain's mask
+// after it where not (rows of 130, an outer axis); against the ops one
+// by one, with NaNs and infinities in a row now and then, on usual and
+// 4 KiB pages, under both profiles.
+func TestExprRowFolds(t *testing.T) {
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	for _, page := range []uint64{0, 4096} {
+		d := devtest.Open(t, device.Options{PageSize: page})
+		rng := rand.New(rand.NewPCG(71, page))
+		for _, p := range []*profile{&cpuProfile, &gpuProfile} {
+			forcedProfile.Store(p)
+			for _, c := range []struct {
+				shape tensor.Shape
+				axes  []int
+				keep  bool
+				folds bool
+			}{
+				{tensor.Shape{37, 128}, []int{1}, false, true},
+				{tensor.Shape{300, 16}, []int{-1}, true, true},
+				{tensor.Shape{5, 3, 64}, []int{1, 2}, false, true},
+				{tensor.Shape{7, 1, 192}, []int{2}, true, true},
+				{tensor.Shape{2, 3, 4, 64}, []int{2, 3}, false, true},
+				{tensor.Shape{37, 130}, []int{1}, false, false},
+				{tensor.Shape{8, 64}, []int{0}, false, false},
+			} {
+				for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
+					h := specialHost(rng, dt, c.shape)
+					for _, and := range []bool{false, true} {
+						x := upload(t, d, h)
+						var e Expr
+						xn := e.Input(x)
+						var root Node
+						var want *device.Tensor
+						var err error
+						if and {
+							root = e.ReduceAnd(e.IsFinite(xn), c.axes, KeepDims(c.keep))
+							m, _ := IsFinite(x)
+							want, err = ReduceLogicalAnd(m, c.axes, KeepDims(c.keep))
+							m.Free()
+						} else {
+							root = e.ReduceOr(e.IsNaN(xn), c.axes, KeepDims(c.keep))
+							m, _ := IsNaN(x)
+							want, err = ReduceLogicalOr(m, c.axes, KeepDims(c.keep))
+							m.Free()
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := e.Eval(root)
+						if err != nil {
+							t.Fatal(err)
+						}
+						g, _ := got.Download()
+						w, _ := want.Download()
+						got.Free()
+						want.Free()
+						name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", p.name, page, dt, c.shape, c.axes, and)
+						if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
+							t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
+						}
+						if folds := e.compiled[0].fold != foldNone; folds != c.folds {
+							t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/shaders/spec"
@@ -37,7 +38,7 @@ const (
 // the program's value type, and no modules of rows or seams. Its
 // families are timed on less-than of two inputs, as the masks' are.
 var fusedElem = (&elemOp{
-	name: "fused", inputs: fuseMaxInputs, boolOut: true,
+	name: "fused", inputs: fuseMaxInputs, boolOut: true, folds: true,
 	needs:     hasVote,
 	chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
 	probes:    []probe{{pushed: 0b1100}},
@@ -60,13 +61,16 @@ type compiled struct {
 	slots [fuseMaxInputs]int32 // the input node of each slot, 0 for none
 	v     *variant
 	plan  []launch
-	chain int32   // the fused chain's last op
-	fold  uint32  // foldAny or foldAll where root folds the chain
-	after bool    // root is a reduction of the chain's result, run after it
-	order []int32 // the ops of an unfused root, in order
-	dev   *device.Device
-	dims  tensor.Shape // the fused kernel's output
-	dt    tensor.DType
+	chain int32  // the fused chain's last op
+	fold  uint32 // foldAny or foldAll where root folds the chain
+	// rowLen, where the fold is by rows, is the elements of the chain's
+	// result that each output element folds: its innermost axes.
+	rowLen uint32
+	after  bool    // root is a reduction of the chain's result, run after it
+	order  []int32 // the ops of an unfused root, in order
+	dev    *device.Device
+	dims   tensor.Shape // the fused kernel's output
+	dt     tensor.DType
 }
 
 // compile plans root: fused where the chain that ends at it, or at the
@@ -76,8 +80,8 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	c := &compiled{root: root, chain: root, dev: n.dev}
 	if n.kind == exprReduce {
 		c.chain, c.after = n.args[0].node, true
-		if n.dims.NumElements() == 1 && e.nodes[c.chain-1].dims.NumElements() <= fuseMaxFold {
-			c.fold, c.after = foldAny, false
+		if rowLen, ok := e.foldable(n, c.chain); ok {
+			c.fold, c.rowLen, c.after = foldAny, rowLen, false
 			if n.and {
 				c.fold = foldAll
 			}
@@ -89,6 +93,31 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	c.fused, c.fold, c.after = false, foldNone, false
 	c.order = e.order(root, nil)
 	return c, nil
+}
+
+// foldable reports whether reduction n folds its data, chain's result,
+// in the fused kernel: over every element, or over the innermost axes
+// where each output element folds a whole number of 16-element chunks
+// (rowLen of them, 0 for every element) and the output lies in one page.
+// The kernel indexes the elements in 32 bits.
+func (e *Expr) foldable(n *exprNode, chain int32) (rowLen uint32, ok bool) {
+	dims := e.nodes[chain-1].dims
+	total, outs := dims.NumElements(), n.dims.NumElements()
+	if total > fuseMaxFold {
+		return 0, false
+	}
+	if outs == 1 {
+		return 0, true
+	}
+	k := len(n.axes)
+	for k > 0 && n.axes[k-1] {
+		k--
+	}
+	if k == len(n.axes) || slices.Contains(n.axes[:k], true) {
+		return 0, false // no innermost run, or axes outside it
+	}
+	run := dims[k:].NumElements()
+	return uint32(run), run%16 == 0 && uint64(outs) <= n.dev.PageSize()
 }
 
 // order appends to dst the ops that root needs, each after its
@@ -239,7 +268,7 @@ func (p *program) run(c *compiled) run {
 			head |= 1 << (4 + s)
 		}
 	}
-	head |= keyOf(vt)<<8 | c.fold<<12 | uint32(len(p.instr))<<16
+	head |= keyOf(vt)<<8 | c.fold<<12 | b2u(c.rowLen != 0)<<14 | uint32(len(p.instr))<<16
 	r.spec[0] = head
 	r.nspec = 1 + copy(r.spec[1:], p.instr)
 	return r
@@ -274,7 +303,9 @@ func (e *Expr) planFused(c *compiled) error {
 	if c.dims.NumElements() == 0 {
 		return nil
 	}
-	r.fold = c.fold != foldNone
+	if c.fold != foldNone {
+		r.fold, r.foldLen = uint64(max(e.nodes[c.root-1].dims.NumElements(), 1)), c.rowLen
+	}
 	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
 	if err != nil {
 		return err
@@ -313,8 +344,8 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 // record records c's fused kernel into res.
 func (c *compiled) record(e *Expr, res *device.Tensor) error {
 	if c.fold != foldNone {
-		// The fold's identity: false for any, true for all.
-		if err := c.dev.Fill(res, b2u(c.fold == foldAll)); err != nil {
+		// The fold's identity in every byte: false for any, true for all.
+		if err := c.dev.Fill(res, b2u(c.fold == foldAll)*0x01010101); err != nil {
 			return err
 		}
 	}

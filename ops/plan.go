@@ -170,8 +170,8 @@ func (r *run) boxOf(l *layout, st *[maxOperands][maxRank]int, p piece, t *target
 				}
 			}
 		}
-		if x == out && r.fold {
-			b.ranges[x], b.base[x] = [2]uint64{0, 1}, uint32(p.first[x])
+		if x == out && r.fold != 0 {
+			b.ranges[x], b.base[x] = [2]uint64{0, r.fold}, uint32(p.first[x])
 			continue
 		}
 		size := uint64(r.sizes[x])
@@ -394,6 +394,9 @@ func (p *boxPlan) launch(mode, skip, elems uint32) launch {
 		push = push.u32(0)
 	}
 	push = push.u64(r.bits[0]).u64(r.bits[1])
+	if r.op.folds {
+		push = push.u32(r.foldLen)
+	}
 	ln.npush = len(push)
 	return ln
 }

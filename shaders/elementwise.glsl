@@ -159,6 +159,9 @@ layout(push_constant) uniform Push {
 	uint pad;         // scalar's 8-byte alignment
 #endif
 	uvec2 scalar[2];  // the last two inputs' bits when they are pushed
+#ifdef HAS_FOLD
+	uint foldLen;     // elements a fold's output element takes (FOLD_ROWS)
+#endif
 } pc;
 
 // div returns r / dims[d] for r < 2^31: floor(r * m / 2^(31+l)) with
@@ -705,10 +708,12 @@ void splatIn(uint x, uvec2 c, out uvec4 v[8]) {
 #ifdef HAS_FOLD
 // An op that defines HAS_FOLD may fold its output into one value instead
 // of storing it, where its FOLD is not 0: foldChunk takes each chunk,
-// foldElem each element of the element path, and foldEnd ends every
-// invocation, those without a block too.
-void foldChunk(uvec4 o);
-void foldElem(uint v);
+// foldElem each element of the element path, each with the index of
+// its first element in the layout (blocks of a fold are indexed from the
+// layout's first element), and foldEnd ends every invocation, those
+// without a block too.
+void foldChunk(uvec4 o, uint e);
+void foldElem(uint v, uint e);
 void foldEnd();
 #endif
 
@@ -716,7 +721,7 @@ void foldEnd();
 void storeChunk(uint e0, uint ch, uvec4 o[8]) {
 #ifdef HAS_FOLD
 	if (FOLD != 0u) {
-		foldChunk(o[0]);
+		foldChunk(o[0], e0 + 16u * ch);
 		return;
 	}
 #endif
@@ -829,7 +834,7 @@ void elements(uint lo, uint hi, uint coord[8], uint off[NIN]) {
 		uvec2 v = opElem(off);
 #ifdef HAS_FOLD
 		if (FOLD != 0u) {
-			foldElem(v.x);
+			foldElem(v.x, e);
 			advance(coord, off, st);
 			continue;
 		}

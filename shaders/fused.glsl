@@ -8,7 +8,9 @@
 // 6 + i the result of instruction i. A register holds bools (one byte
 // each) or values (W bytes each, of one element type, read as KEY says).
 // The last instruction's result is the output, stored, or with FOLD
-// folded into one bool: any of it (FOLD_ANY) or all of it (FOLD_ALL).
+// folded: any of it (FOLD_ANY) or all of it (FOLD_ALL), into one bool,
+// or with FOLD_ROWS into one bool for each run of pc.foldLen elements
+// (a reduction over the innermost axes).
 #define NIN 4
 #include "spec.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
@@ -16,12 +18,13 @@
 
 // HEAD: bits 0-3, input x is bool; bits 4-5, scalar s is bool; bit 6,
 // the output is bool; bits 8-11, KEY (of the values); bits 12-13, FOLD;
-// bits 16-19, the instructions.
+// bit 14, FOLD_ROWS; bits 16-19, the instructions.
 layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
 const uint KEY = (HEAD >> 8) & 15u;
 const uint FOLD = (HEAD >> 12) & 3u;
 const uint NINS = (HEAD >> 16) & 15u;
 const uint FOLD_ANY = 1u, FOLD_ALL = 2u;
+const bool FOLD_ROWS = ((HEAD >> 14) & 1u) != 0u;
 #define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
 uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
 #define HAS_FOLD
@@ -253,16 +256,60 @@ uvec2 opElem(uint off[NIN]) {
 
 // The fold: where this invocation saw the output's non-identity (a
 // true for FOLD_ANY, a false for FOLD_ALL), as bits, or'ed without a
-// branch; at its end one invocation of each subgroup that saw one
-// changes the output's first byte, which the host filled with the
-// identity.
+// branch. Over every element, at the invocation's end one invocation of
+// each subgroup that saw one changes the output's first byte, which the
+// host filled with the identity. By rows (FOLD_ROWS), the invocation
+// changes its row's byte when it moves to the next row and at its end:
+// chunks lie in one row each, as pc.foldLen is a whole number of them.
 uvec4 seen = uvec4(0u);
+uint seenRow = 0xffffffffu; // the row seen belongs to, with FOLD_ROWS
 
-void foldChunk(uvec4 o) { seen |= o; }
+// mark changes row's byte of the output, where seen holds something.
+void mark(uint row) {
+	if (!any(notEqual(seen, uvec4(0u)))) {
+		return;
+	}
+	uint sh = 8u * (row & 3u);
+	if (FOLD == FOLD_ANY) {
+		atomicOr(outW[row >> 2], 1u << sh);
+	} else {
+		atomicAnd(outW[row >> 2], ~(0xffu << sh));
+	}
+}
 
-void foldElem(uint v) { seen.x |= uint((v != 0u) == (FOLD == FOLD_ANY)); }
+// rowOf moves seen to the row of element e, marking the one it held.
+void rowOf(uint e) {
+	uint row = e / pc.foldLen;
+	if (row != seenRow) {
+		if (seenRow != 0xffffffffu) {
+			mark(seenRow);
+		}
+		seen = uvec4(0u);
+		seenRow = row;
+	}
+}
+
+void foldChunk(uvec4 o, uint e) {
+	if (FOLD_ROWS) {
+		rowOf(e);
+	}
+	seen |= o;
+}
+
+void foldElem(uint v, uint e) {
+	if (FOLD_ROWS) {
+		rowOf(e);
+	}
+	seen.x |= uint((v != 0u) == (FOLD == FOLD_ANY));
+}
 
 void foldEnd() {
+	if (FOLD_ROWS) {
+		if (seenRow != 0xffffffffu) {
+			mark(seenRow);
+		}
+		return;
+	}
 	if (subgroupAny(any(notEqual(seen, uvec4(0u)))) && subgroupElect()) {
 		if (FOLD == FOLD_ANY) {
 			atomicOr(outW[0], 1u);
