@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -614,4 +615,106 @@ func TestExprRowFolds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestExprLongFolds runs folds long enough for the CPU profile's long
+// blocks (profile.foldChunks): over all of a tensor whose elements end
+// in a partial block, and over rows that hold the blocks whole or that
+// the blocks straddle,
+// each with one NaN or infinity planted at a block's edge, in the last
+// partial block or nowhere, against the ops one by one, under both
+// profiles.
+func TestExprLongFolds(t *testing.T) {
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	d := devtest.Open(t, device.Options{})
+	long := 16 * cpuProfile.foldChunks
+	for _, p := range []*profile{&cpuProfile, &gpuProfile} {
+		forcedProfile.Store(p)
+		for _, c := range []struct {
+			shape tensor.Shape
+			axes  []int
+		}{
+			{tensor.Shape{3*long + 37}, nil},
+			{tensor.Shape{2, long}, nil},
+			{tensor.Shape{3, long}, []int{1}},
+			{tensor.Shape{3, long + 16}, []int{1}}, // blocks straddle rows
+		} {
+			n := c.shape.NumElements()
+			opAxes := c.axes // the op's axes: nil reduces none there
+			if opAxes == nil {
+				for a := range c.shape {
+					opAxes = append(opAxes, a)
+				}
+			}
+			for _, at := range []int{-1, 0, long - 1, long, n - 1} {
+				for _, and := range []bool{false, true} {
+					h := finiteHost(tensor.F32, c.shape)
+					if at >= 0 {
+						bits := uint32(0x7fc00000) // a NaN: IsNaN's true, IsFinite's false
+						if and {
+							bits = 0xff800000 // -inf
+						}
+						binary.LittleEndian.PutUint32(h.Data[4*at:], bits)
+					}
+					x := upload(t, d, h)
+					var e Expr
+					xn := e.Input(x)
+					var root Node
+					var want *device.Tensor
+					var err error
+					if and {
+						root = e.ReduceAnd(e.IsFinite(xn), c.axes)
+						m, _ := IsFinite(x)
+						want, err = ReduceLogicalAnd(m, opAxes)
+						m.Free()
+					} else {
+						root = e.ReduceOr(e.IsNaN(xn), c.axes)
+						m, _ := IsNaN(x)
+						want, err = ReduceLogicalOr(m, opAxes)
+						m.Free()
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := e.Eval(root)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, _ := got.Download()
+					w, _ := want.Download()
+					got.Free()
+					want.Free()
+					name := fmt.Sprintf("%s profile, %v over %v, planted at %d (and %v)", p.name, c.shape, c.axes, at, and)
+					if !bytes.Equal(g.Data, w.Data) {
+						t.Fatalf("%s: got %v, want %v", name, g.Data, w.Data)
+					}
+					if p == &cpuProfile && !hasBlocksOf(e.compiled[0].plan, uint32(long)) {
+						t.Errorf("%s: no blocks of %d elements", name, long)
+					}
+				}
+			}
+		}
+	}
+}
+
+// finiteHost returns a tensor of dt whose elements are all 1.5.
+func finiteHost(dt tensor.DType, shape tensor.Shape) *tensor.Host {
+	h, err := tensor.New(dt, shape)
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < len(h.Data); i += 4 {
+		binary.LittleEndian.PutUint32(h.Data[i:], math.Float32bits(1.5))
+	}
+	return h
+}
+
+// hasBlocksOf reports whether a launch of plan runs blocks of elems.
+func hasBlocksOf(plan []launch, elems uint32) bool {
+	for _, l := range plan {
+		if l.kind == launchKernel && l.elems == elems {
+			return true
+		}
+	}
+	return false
 }

@@ -318,6 +318,13 @@ type boxPlan struct {
 func (r *run) newBoxPlan(b *box, t *target) boxPlan {
 	p := boxPlan{r: r, b: b, t: t}
 	chunks, kd0, rank := t.prof.chunksFor(r.op, r.width), b.dims[0], b.rank
+	// A fold takes the profile's long blocks where rows hold them whole
+	// (or run on, in one dimension), and else the op's own: one block
+	// size, not each row length's divisor, so that folds build few
+	// pipelines.
+	if fc := uint32(16 * t.prof.foldChunks); r.fold != 0 && fc != 0 && kd0 >= fc && (rank == 1 || kd0%fc == 0) {
+		chunks = fc / 16
+	}
 	out := r.op.inputs
 	// Where rows are whole chunks shorter than a block that holds a whole
 	// number of them, blocks of several rows (rowChunks, the chunks of
