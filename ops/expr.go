@@ -9,7 +9,8 @@ import (
 // where it can be: a fused kernel (fuse.go) reads the inputs once and
 // writes the result once, with no intermediate tensor, or folds the
 // result into one bool where the chain ends in a reduction over all of
-// it. For example, a ReLU and a NaN check:
+// it; one op that stores its result runs as that op, as it gains
+// nothing from fusing. For example, a ReLU and a NaN check:
 //
 //	var e ops.Expr
 //	x := e.Input(t)
