@@ -26,8 +26,9 @@ type profile struct {
 	// it. lavapipe pays for each invocation: a fused NaN check of 16M
 	// f32 ran in 0.54 of the time with blocks of 256 chunks as with one
 	// (2.1 against 3.9 ms), 16 chunks took 2.3x as long as 64, 1024 no
-	// less than 256; lavapipe's own C kernel for the same test, 16
-	// elements an invocation, took 2.4x as long as with 16 KiB.
+	// less than 256; lavapipe's own C kernel for the same test took 1.5x
+	// as long with 64 bytes an invocation as with 16 KiB (bench/ceiling,
+	// check and check-loop).
 	foldChunks int
 	// rowsMin is the fewest elements of a piece that runs short rows in
 	// blocks of whole rows (modeRows). Its pipelines, one per row length

@@ -7,7 +7,8 @@
 # reductions do; write writes as many bytes; copy and vkCmdCopyBuffer
 # copy them; compare takes their halves as 16M pairs and writes 16M
 # bools, as Less on f32 does (compare-xor: the same loads and stores,
-# an xor for the arithmetic).
+# an xor for the arithmetic); check and check-loop test each f32 for a
+# NaN and fold the result, 64 bytes and 16 KiB an invocation.
 #
 #   bench/ceiling/run.sh [ROUNDS]
 set -euo pipefail
@@ -16,7 +17,7 @@ lpc=${LPC:-$here/../../../shared/tools/lavapipe-ceiling/lpc}
 [ -x "$lpc" ] || { echo "run.sh: no C harness at $lpc (set LPC)" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for s in compare compare_trivial read read_loop write copy; do
+for s in compare compare_trivial read read_loop check check_loop write copy; do
 	glslc --target-env=vulkan1.1 -O -I "$here" -o "$out/$s.spv" "$here/$s.comp"
 done
 n=$((16 << 20))
@@ -27,6 +28,8 @@ for _ in $(seq "${1:-3}"); do
 		"name=compare-xor,kind=rd,mem=imgi,spv=$out/compare_trivial.spv,wg=256,epi=64"
 		"name=read,kind=rd,mem=imgi,spv=$out/read.spv,wg=256,epi=16"
 		"name=read-loop,kind=rd,mem=imgi,spv=$out/read_loop.spv,wg=256,epi=4096"
+		"name=check,kind=rd,mem=imgi,spv=$out/check.spv,wg=256,epi=16"
+		"name=check-loop,kind=rd,mem=imgi,spv=$out/check_loop.spv,wg=256,epi=4096"
 		"name=write,kind=wr,mem=imgi,spv=$out/write.spv,wg=256,epi=32"
 		"name=copy,kind=copy,mem=imgi,spv=$out/copy.spv,wg=256,epi=16"
 		"name=vkCmdCopyBuffer,kind=cmdcopy,epi=1"
