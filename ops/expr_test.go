@@ -577,34 +577,7 @@ func TestExprRowFolds(t *testing.T) {
 				for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
 					h := specialHost(rng, dt, c.shape)
 					for _, and := range []bool{false, true} {
-						x := upload(t, d, h)
-						var e Expr
-						xn := e.Input(x)
-						var root Node
-						var want *device.Tensor
-						var err error
-						if and {
-							root = e.ReduceAnd(e.IsFinite(xn), c.axes, KeepDims(c.keep))
-							m, _ := IsFinite(x)
-							want, err = ReduceLogicalAnd(m, c.axes, KeepDims(c.keep))
-							m.Free()
-						} else {
-							root = e.ReduceOr(e.IsNaN(xn), c.axes, KeepDims(c.keep))
-							m, _ := IsNaN(x)
-							want, err = ReduceLogicalOr(m, c.axes, KeepDims(c.keep))
-							m.Free()
-						}
-						if err != nil {
-							t.Fatal(err)
-						}
-						got, err := e.Eval(root)
-						if err != nil {
-							t.Fatal(err)
-						}
-						g, _ := got.Download()
-						w, _ := want.Download()
-						got.Free()
-						want.Free()
+						e, g, w := foldAgainstOps(t, upload(t, d, h), and, c.axes, c.axes, c.keep)
 						name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", p.name, page, dt, c.shape, c.axes, and)
 						if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 							t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
@@ -658,34 +631,7 @@ func TestExprLongFolds(t *testing.T) {
 						}
 						binary.LittleEndian.PutUint32(h.Data[4*at:], bits)
 					}
-					x := upload(t, d, h)
-					var e Expr
-					xn := e.Input(x)
-					var root Node
-					var want *device.Tensor
-					var err error
-					if and {
-						root = e.ReduceAnd(e.IsFinite(xn), c.axes)
-						m, _ := IsFinite(x)
-						want, err = ReduceLogicalAnd(m, opAxes)
-						m.Free()
-					} else {
-						root = e.ReduceOr(e.IsNaN(xn), c.axes)
-						m, _ := IsNaN(x)
-						want, err = ReduceLogicalOr(m, opAxes)
-						m.Free()
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := e.Eval(root)
-					if err != nil {
-						t.Fatal(err)
-					}
-					g, _ := got.Download()
-					w, _ := want.Download()
-					got.Free()
-					want.Free()
+					e, g, w := foldAgainstOps(t, upload(t, d, h), and, c.axes, opAxes, false)
 					name := fmt.Sprintf("%s profile, %v over %v, planted at %d (and %v)", p.name, c.shape, c.axes, at, and)
 					if !bytes.Equal(g.Data, w.Data) {
 						t.Fatalf("%s: got %v, want %v", name, g.Data, w.Data)
@@ -697,6 +643,43 @@ func TestExprLongFolds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// foldAgainstOps evaluates a NaN check of x, ReduceOr(IsNaN(x)), or
+// with and a finite check, ReduceAnd(IsFinite(x)), over axes as an Expr
+// and over opAxes by the ops one by one, and returns the Expr and the
+// two results.
+func foldAgainstOps(t *testing.T, x *device.Tensor, and bool, axes, opAxes []int, keep bool) (*Expr, *tensor.Host, *tensor.Host) {
+	t.Helper()
+	e := new(Expr)
+	xn := e.Input(x)
+	root := e.ReduceOr(e.IsNaN(xn), axes, KeepDims(keep))
+	mask, reduce := IsNaN, ReduceLogicalOr
+	if and {
+		root = e.ReduceAnd(e.IsFinite(xn), axes, KeepDims(keep))
+		mask, reduce = IsFinite, ReduceLogicalAnd
+	}
+	m, err := mask(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	var hosts [2]*tensor.Host // the Expr's, then the ops'
+	for i, run := range []func() (*device.Tensor, error){
+		func() (*device.Tensor, error) { return e.Eval(root) },
+		func() (*device.Tensor, error) { return reduce(m, opAxes, KeepDims(keep)) },
+	} {
+		res, err := run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[i], err = res.Download()
+		res.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, hosts[0], hosts[1]
 }
 
 // finiteHost returns a tensor of dt whose elements are all 1.5.
