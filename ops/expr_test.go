@@ -645,6 +645,38 @@ func TestExprLongFolds(t *testing.T) {
 	}
 }
 
+// TestExprGrid shrinks workgroups to one invocation of one chunk, so
+// that a fused ReLU, a fold over every element and a fold by rows each
+// need more than 65535 workgroups: against the ops one by one, with a
+// NaN planted in the last workgroup's elements.
+func TestExprGrid(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	setTuning(t, 1, 1)
+	n := 16*65535*2 + 96
+	if g, err := d.Grid(uint64(n) / 16); err != nil || g[1] < 2 {
+		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
+	}
+	rng := rand.New(rand.NewPCG(72, 73))
+	hosts := []*tensor.Host{specialHost(rng, tensor.F32, tensor.Shape{n}), randomHost(rng, tensor.Bool, tensor.Shape{n})}
+	if !runChain(t, d, chains[0], hosts) {
+		t.Errorf("%s: ran op by op", chains[0].name)
+	}
+	for _, shape := range []tensor.Shape{{n}, {n / 16, 16}} {
+		h := finiteHost(tensor.F32, shape)
+		binary.LittleEndian.PutUint32(h.Data[4*(n-3):], 0x7fc00000)
+		axes := []int{len(shape) - 1}
+		e, got, want := foldAgainstOps(t, upload(t, d, h), false, axes, axes, false)
+		if e.compiled[0].fold == foldNone {
+			t.Errorf("%v: not folded in the kernel", shape)
+		}
+		for i := range want.Data {
+			if got.Data[i] != want.Data[i] {
+				t.Fatalf("%v: element %d is %d, want %d", shape, i, got.Data[i], want.Data[i])
+			}
+		}
+	}
+}
+
 // foldAgainstOps evaluates a NaN check of x, ReduceOr(IsNaN(x)), or
 // with and a finite check, ReduceAnd(IsFinite(x)), over axes as an Expr
 // and over opAxes by the ops one by one, and returns the Expr and the

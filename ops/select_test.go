@@ -69,12 +69,12 @@ func checkSelect(t *testing.T, d *device.Device, cond, then, els *tensor.Host) {
 }
 
 // setTuning sets every profile to workgroups of group invocations, each
-// doing chunks chunks at every element width, until t ends.
+// doing chunks chunks at every element width, folds too, until t ends.
 func setTuning(t testing.TB, group, chunks int) {
 	for _, p := range []*profile{&cpuProfile, &gpuProfile} {
 		saved := *p
 		t.Cleanup(func() { *p = saved })
-		p.group, p.chunks = group, chunks
+		p.group, p.chunks, p.foldChunks = group, chunks, 0
 	}
 }
 
