@@ -103,7 +103,8 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 // foldable reports whether reduction n folds its data, chain's result,
 // in the fused kernel: over every element, or over the innermost axes
 // where each output element folds a whole number of 16-element chunks
-// (rowLen of them, 0 for every element) and the output lies in one page.
+// (rowLen elements; 0 where one output folds every element) and the
+// output lies in one page.
 // The kernel indexes the elements in 32 bits.
 func (e *Expr) foldable(n *exprNode, chain int32) (rowLen uint32, ok bool) {
 	dims := e.nodes[chain-1].dims
