@@ -91,8 +91,9 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	// saves no pass, and the op's own kernel has paths that the fused
 	// one lacks (rows, seams). A masked fill, fused, took 1.33x as long
 	// as Where on f16 (8.1 against 6.6 ms, lavapipe, five rounds).
-	single := c.fold == foldNone && len(e.order(c.chain, nil)) == 1
-	if !single && e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c) {
+	ops := e.order(c.chain, nil)
+	single := c.fold == foldNone && len(ops) == 1
+	if !single && e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c, ops) {
 		return c, e.planFused(c)
 	}
 	c.fused, c.fold, c.after = false, foldNone, false
@@ -138,20 +139,17 @@ func (e *Expr) order(root int32, dst []int32) []int32 {
 			dst = e.order(a.node, dst)
 		}
 	}
-	for _, i := range dst {
-		if i == root {
-			return dst
-		}
+	if slices.Contains(dst, root) {
+		return dst
 	}
 	return append(dst, root)
 }
 
-// lower writes c's chain as a fused program into c.run, and reports
-// whether it fits the kernel: at most fuseMaxInputs inputs,
-// fuseMaxScalars distinct scalars and fuseMaxOps ops, and one element
-// type besides bool.
-func (e *Expr) lower(c *compiled) bool {
-	ops := e.order(c.chain, nil)
+// lower writes c's chain, its ops in order, as a fused program into
+// c.run, and reports whether it fits the kernel: at most fuseMaxInputs
+// inputs, fuseMaxScalars distinct scalars and fuseMaxOps ops, and one
+// element type besides bool.
+func (e *Expr) lower(c *compiled, ops []int32) bool {
 	if len(ops) > fuseMaxOps {
 		return false
 	}
@@ -218,20 +216,16 @@ func (p *program) reg(e *Expr, a exprArg, ops []int32) (uint32, bool) {
 		p.nscalars++
 		return uint32(fuseMaxInputs + p.nscalars - 1), true
 	}
-	if n := &e.nodes[a.node-1]; n.kind != exprInput {
-		for k, i := range ops {
-			if i == a.node {
-				return uint32(fuseRegOps + k), true
-			}
+	if e.nodes[a.node-1].kind != exprInput {
+		if k := slices.Index(ops, a.node); k >= 0 {
+			return uint32(fuseRegOps + k), true
 		}
 	}
 	if !p.valueType(e.nodes[a.node-1].dt) {
 		return 0, false
 	}
-	for x := range p.nslots {
-		if p.slots[x] == a.node {
-			return uint32(x), true
-		}
+	if x := slices.Index(p.slots[:p.nslots], a.node); x >= 0 {
+		return uint32(x), true
 	}
 	if p.nslots == fuseMaxInputs {
 		return 0, false
