@@ -573,13 +573,17 @@ def side_by_side(vkops_runs, peer_runs):
         frac, _ = spread([r["fraction_of_copy"] for r in rs])
         cells = [f"{op}/{pattern}/{dtype}{list(shape)}".replace(", ", " "), gpu, wall, gbps, frac]
         for peer in ("numpy", tp):
-            ms = peers.get((peer,) + k)
-            if ms:
-                text, m = spread(ms)
-                cells += [text, f"{m / wall_m:.2f}"]
-            else:
-                cells += ["–", "–"]
+            cells += peer_cells(peers.get((peer,) + k), wall_m)
         print("| " + " | ".join(cells) + " |")
+
+
+def peer_cells(ms, base):
+    """A peer's two cells: its times' median and range, and that median
+    over base; dashes where it ran no case."""
+    if not ms:
+        return ["–", "–"]
+    text, m = spread(ms)
+    return [text, f"{m / base:.2f}"]
 
 
 def chain_side_by_side(vkops_runs, peer_runs):
@@ -618,12 +622,7 @@ def chain_side_by_side(vkops_runs, peer_runs):
         r_text, _ = spread(ratios)
         cells = [f"{p}/{d}", f_text, u_text, r_text]
         for n in names:
-            ms = peers.get((n, p, d))
-            if ms:
-                text, m = spread(ms)
-                cells += [text, f"{m / f_m:.2f}"]
-            else:
-                cells += ["–", "–"]
+            cells += peer_cells(peers.get((n, p, d)), f_m)
         print("| " + " | ".join(cells) + " |")
 
 
