@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,4 +336,54 @@ func TestOffloadDataAndCold(t *testing.T) {
 	if _, err := MeasureCold(device.Options{}, MinSize, 1, "nosuchpath"); err == nil {
 		t.Error("MeasureCold by no path succeeded")
 	}
+}
+
+// BenchmarkChainRandomShapes runs the chains without a mask, fused and
+// unfused, on f32 data of seeded random shapes beyond the suite's: ranks
+// 1 to 4, lengths odd where they can be, 4M to 16M elements. Each
+// iteration runs both, in turn, as vkops bench does (checked after
+// timing); the metric is the median of the iterations' unfused over
+// fused wall times.
+//
+//	go test ./bench -run X -bench ChainRandomShapes -benchtime 3x
+func BenchmarkChainRandomShapes(b *testing.B) {
+	d := devtest.Open(b, device.Options{CacheDir: cacheDir})
+	rng := rand.New(rand.NewPCG(34, 35))
+	for range 4 {
+		xs := randomChainShape(rng)
+		for _, p := range chainPatterns {
+			if p.masked {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%v", p.name, xs), func(b *testing.B) {
+				fused, unfused := p.caseOn(xs, nil, tensor.F32, true), p.caseOn(xs, nil, tensor.F32, false)
+				var ratios []float64
+				for b.Loop() {
+					var wall [2]float64
+					for i, c := range []*Case{fused, unfused} {
+						res, err := Run(d, c, Options{Runs: 5})
+						if err != nil {
+							b.Fatal(err)
+						}
+						wall[i] = res.WallMS
+					}
+					ratios = append(ratios, wall[1]/wall[0])
+				}
+				b.ReportMetric(median(ratios), "unfused/fused")
+			})
+		}
+	}
+}
+
+// randomChainShape returns a shape of rank 1 to 4 and 4M to 16M
+// elements, its outer lengths 2 to 64 and the innermost odd.
+func randomChainShape(rng *rand.Rand) tensor.Shape {
+	n := 4<<20 + rng.IntN(12<<20)
+	shape := make(tensor.Shape, 1+rng.IntN(4))
+	for i := range len(shape) - 1 {
+		shape[i] = 2 + rng.IntN(63)
+		n /= shape[i]
+	}
+	shape[len(shape)-1] = n | 1
+	return shape
 }

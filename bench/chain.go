@@ -66,7 +66,7 @@ var chainPatterns = []chainPattern{
 				return nil, err
 			}
 			defer free(m)
-			return ops.ReduceLogicalOr(m, []int{0, 1})
+			return ops.ReduceLogicalOr(m, everyAxis(m))
 		}},
 	{"finite-all", false, func(w int) int { return w },
 		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceAnd(e.IsFinite(x), nil) },
@@ -76,7 +76,7 @@ var chainPatterns = []chainPattern{
 				return nil, err
 			}
 			defer free(m)
-			return ops.ReduceLogicalAnd(m, []int{0, 1})
+			return ops.ReduceLogicalAnd(m, everyAxis(m))
 		}},
 	{"masked-fill", true, func(w int) int { return 2 * w },
 		func(e *ops.Expr, x, mask ops.Node) ops.Node { return e.Where(mask, x, math.Inf(-1)) },
@@ -119,8 +119,23 @@ func Chain(n int, dts []tensor.DType) []*Case {
 	return cs
 }
 
+// everyAxis returns the axes of t, 0 to its rank.
+func everyAxis(t *device.Tensor) []int {
+	axes := make([]int, t.Dims().Rank())
+	for i := range axes {
+		axes[i] = i
+	}
+	return axes
+}
+
 func (p chainPattern) chainCase(n int, dt tensor.DType, fused bool) *Case {
 	xs, ms := p.shapes(n)
+	return p.caseOn(xs, ms, dt, fused)
+}
+
+// caseOn is the pattern's case on data of shape xs and a mask of shape
+// ms.
+func (p chainPattern) caseOn(xs, ms tensor.Shape, dt tensor.DType, fused bool) *Case {
 	c := &Case{Op: "chain", Pattern: p.name, DType: dt, Shape: xs, Bytes: uint64(xs.NumElements() * p.bytes(dt.Size())), Fused: &fused}
 	if ms != nil {
 		c.Bytes += uint64(ms.NumElements())
