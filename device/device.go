@@ -228,10 +228,13 @@ type Device struct {
 	tensors   []Tensor                      // newTensor's block: what is left of it
 	capture   *Replay                       // Capture's, while it runs
 	// hostIdle is signalled when a host copy of a tensor's bytes ends
-	// (Tensor.beginHost); hostCopies counts those running, which Close
-	// waits for before freeing the memory they copy.
-	hostIdle   *sync.Cond
-	hostCopies int
+	// (Tensor.beginHost).
+	hostIdle *sync.Cond
+	// calls counts the calls in progress that use the device (enter);
+	// Close waits on quiet until none is left, and closes shut when done.
+	calls int
+	quiet *sync.Cond
+	shut  chan struct{}
 
 	choices      map[string]string
 	choicesDirty bool
@@ -265,8 +268,8 @@ func Open(opts Options) (*Device, error) {
 	if _, err := parseProfile(opts.Profile, vk.TypeCPU); err != nil {
 		return nil, err
 	}
-	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}}
-	d.hostIdle = sync.NewCond(&d.mu)
+	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}, shut: make(chan struct{})}
+	d.hostIdle, d.quiet = sync.NewCond(&d.mu), sync.NewCond(&d.mu)
 	onMsg := opts.OnValidation
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: opts.Validation, OnMessage: func(sev, msg string) {
 		d.validation.Lock()
@@ -390,6 +393,14 @@ func (d *Device) LiveObjects() int64 { return d.dev.Live() }
 // a GPU's over tens of thousands.
 func (d *Device) IsCPU() bool { return d.info.Type == vk.TypeCPU }
 
+// Err reports why the device cannot take work: nil, ErrClosed, or
+// ErrDeviceLost.
+func (d *Device) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.usable()
+}
+
 // usable reports why the device cannot take work; d.mu must be held.
 func (d *Device) usable() error {
 	if d.closed {
@@ -398,25 +409,51 @@ func (d *Device) usable() error {
 	return d.lost
 }
 
-// Close waits for pending work, saves the pipeline cache, and releases
-// every Vulkan object in order. Tensors of a closed device report
-// ErrClosed. Close is idempotent.
+// enter begins a call that uses the device, or reports why none can
+// begin; d.mu must be held, and leave must end the call. A call may
+// release d.mu while it waits for a batch or copies bytes: Close waits
+// until every call begun has left before it destroys anything, so a
+// call finds the device's objects there whenever it holds d.mu.
+func (d *Device) enter() error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	d.calls++
+	return nil
+}
+
+// leave ends a call that enter began; d.mu must be held.
+func (d *Device) leave() {
+	d.calls--
+	if d.calls == 0 && d.closed {
+		d.quiet.Broadcast()
+	}
+}
+
+// Close shuts the device down. Calls begun before it (ops, transfers,
+// waits, on any goroutine) finish first, or return ErrClosed where they
+// would wait past it; every call after it returns ErrClosed. Close then
+// submits the work recorded so far and waits for it, saves the pipeline
+// cache, and releases every Vulkan object and every tensor's memory.
+// Close is idempotent and safe to call from several goroutines: each
+// returns once the device is closed.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		<-d.shut
 		return nil
+	}
+	defer close(d.shut)
+	defer d.mu.Unlock()
+	d.closed = true
+	for d.calls > 0 {
+		d.quiet.Wait()
 	}
 	var errs []error
 	if d.lost == nil {
 		errs = append(errs, d.stream.drain())
 	}
-	d.closed = true
-	for d.hostCopies > 0 {
-		d.hostIdle.Wait()
-	}
-	d.mu.Unlock()
-
 	if d.dev != nil {
 		_ = d.dev.WaitIdle()
 		errs = append(errs, d.savePipelineCache())

@@ -75,9 +75,10 @@ func (r *Replay) Time(n int, chained bool) (time.Duration, error) {
 	d := r.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return 0, err
 	}
+	defer d.leave()
 	// The queue is the stream's too: it must be idle and stay so.
 	if err := d.stream.drain(); err != nil {
 		return 0, err

@@ -225,9 +225,10 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return err
 	}
+	defer d.leave()
 	// Starting a batch may wait for an older one with d.mu released, so it
 	// comes before the checks and before d.binds is filled; so does
 	// waiting for a host copy of a tensor bound (Tensor.beginHost).

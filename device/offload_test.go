@@ -532,3 +532,62 @@ func TestCloseDuringTransfers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A copy never reads what it writes (VUID-vkCmdCopyBuffer-pRegions-00117,
+// which the validation layer reports): Copy and Tile of a tensor onto
+// itself, or between two wraps of one slice, are no-ops, the bytes being
+// in place; between wraps that overlap in part, they are ErrMisuse.
+// Issue 37 found Copy(a, a) and Tile(a, a) recording overlapping copies.
+func TestCopyOverlap(t *testing.T) {
+	d, align := wrapDevice(t)
+	n := 3 * int(align) // u32s: three pages of 4 KiB
+	s := aligned[uint32](2*n, align)
+	fill(s, 9)
+	want := slices.Clone(s)
+	whole, err := device.Wrap(d, s[:n])
+	must(t, err)
+	again, err := device.Wrap(d, s[:n])
+	must(t, err)
+	shifted, err := device.Wrap(d, s[align/4:][:n]) // one page on
+	must(t, err)
+	pool, err := device.FromSlice(d, s[:n])
+	must(t, err)
+	for _, c := range []struct {
+		name   string
+		op     func() error
+		misuse bool
+		dst    *device.Tensor
+	}{
+		{"Copy(a, a)", func() error { return d.Copy(pool, pool) }, false, pool},
+		{"Tile(a, a)", func() error { return d.Tile(pool, pool) }, false, pool},
+		{"Copy(wrap, wrap)", func() error { return d.Copy(whole, whole) }, false, whole},
+		{"Copy of two wraps of one slice", func() error { return d.Copy(again, whole) }, false, again},
+		{"Tile of two wraps of one slice", func() error { return d.Tile(whole, again) }, false, whole},
+		{"Copy of overlapping wraps", func() error { return d.Copy(shifted, whole) }, true, shifted},
+		{"Tile of overlapping wraps", func() error { return d.Tile(whole, shifted) }, true, whole},
+	} {
+		err := c.op()
+		if c.misuse != errors.Is(err, device.ErrMisuse) || !c.misuse && err != nil {
+			t.Errorf("%s: %v, want misuse %v", c.name, err, c.misuse)
+		}
+		must(t, d.Sync())
+		if !slices.Equal(s, want) {
+			t.Fatalf("%s changed the slice", c.name)
+		}
+		got, err := device.ToSlice[uint32](c.dst)
+		must(t, err)
+		if !slices.Equal(got, want[:n]) && c.dst != shifted {
+			t.Errorf("%s: the destination changed", c.name)
+		}
+	}
+	for _, x := range []*device.Tensor{whole, again, shifted, pool} {
+		x.Free()
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

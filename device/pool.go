@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/vkops/vkops/vk"
@@ -60,6 +61,7 @@ type pool struct {
 	inUse     uint64       // bytes of live allocations, slabs counted whole
 	slabs     []*vk.Buffer
 	small     [maxSmallShift - minSmallShift + 1]slabClass
+	smallFree uint64 // bytes of the slots in the small classes' free lists
 	large     map[uint64][]*vk.Buffer
 	cached    uint64
 	cacheFIFO []*vk.Buffer
@@ -140,6 +142,7 @@ func (p *pool) getSpan(n uint64) (span, error) {
 		if k := len(c.free); k > 0 {
 			s := c.free[k-1]
 			c.free = c.free[:k-1]
+			p.smallFree -= slot
 			return s, nil
 		}
 		if c.cur == nil || c.next+slot > slabBytes {
@@ -176,8 +179,7 @@ func (p *pool) newBuffer(size uint64) (*vk.Buffer, error) {
 	if p.inUse+p.cached+size > p.heapLimit {
 		p.trim(0)
 		if p.inUse+size > p.heapLimit {
-			return nil, fmt.Errorf("%w: %s more would exceed the %s heap (%s in use)",
-				ErrOutOfMemory, humanBytes(size), humanBytes(p.heapLimit), humanBytes(p.inUse))
+			return nil, fmt.Errorf("%w: a buffer of %s more would exceed the heap", ErrOutOfMemory, humanBytes(size))
 		}
 	}
 	b, err := p.dev.NewBuffer(size, p.placement)
@@ -229,6 +231,7 @@ func (p *pool) put(s span) {
 	}
 	if s.class >= 0 {
 		p.small[s.class].free = append(p.small[s.class].free, s)
+		p.smallFree += s.size
 		return
 	}
 	p.inUse -= s.size
@@ -290,3 +293,63 @@ func (p *pool) destroy() {
 // fits reports whether n more bytes could be allocated without exceeding
 // the heap, counting cached free buffers as reclaimable.
 func (p *pool) fits(n uint64) bool { return p.inUse+n <= p.heapLimit }
+
+// footprint is the bytes of the heap that span s holds: its slot or
+// buffer, guard included; none for imported host memory.
+func (p *pool) footprint(s span) uint64 {
+	switch {
+	case s.class == classImported:
+		return 0
+	case p.guard && s.buf.Mapped() != nil:
+		return s.size + guardBytes
+	}
+	return s.size
+}
+
+// free returns the bytes the pool holds for no tensor: slots in the
+// small classes' free lists, the unused tails of their newest slabs,
+// and cached large buffers.
+func (p *pool) free() uint64 {
+	n := p.smallFree + p.cached
+	for _, c := range p.small {
+		if c.cur != nil {
+			n += slabBytes - c.next
+		}
+	}
+	return n
+}
+
+// freeSlabs destroys the slabs none of whose slots is in use, so that
+// their memory can serve allocations of other sizes: a loop of small
+// tensors that once filled the heap leaves it usable for large ones.
+// It scans the free lists, so it runs only when an allocation failed.
+func (p *pool) freeSlabs() {
+	for i := range p.small {
+		c := &p.small[i]
+		slot := uint64(1) << (i + minSmallShift)
+		freeIn := map[*vk.Buffer]uint64{}
+		for _, s := range c.free {
+			freeIn[s.buf] += slot
+		}
+		empty := func(b *vk.Buffer) bool {
+			handedOut := uint64(slabBytes)
+			if b == c.cur {
+				handedOut = c.next
+			}
+			return freeIn[b] == handedOut
+		}
+		c.free = slices.DeleteFunc(c.free, func(s span) bool { return empty(s.buf) })
+		p.slabs = slices.DeleteFunc(p.slabs, func(b *vk.Buffer) bool {
+			if _, ok := freeIn[b]; !ok || !empty(b) {
+				return false
+			}
+			p.smallFree -= freeIn[b]
+			p.inUse -= slabBytes
+			if b == c.cur {
+				c.cur = nil
+			}
+			b.Destroy()
+			return true
+		})
+	}
+}

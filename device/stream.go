@@ -41,6 +41,7 @@ type batch struct {
 	release []func()      // run once the batch has completed
 	spans   []span        // returned to the pool once the batch has completed
 	staged  []stagedSlice // staging buffers kept for reuse once the batch has completed
+	held    uint64        // the heap's bytes in spans
 	timed   bool
 }
 
@@ -69,6 +70,13 @@ type stream struct {
 	// epoch counts the barriers recorded: tensor accesses noted in the
 	// current epoch are those a new command may depend on.
 	epoch uint64
+	// held is the heap's bytes in the pages of freed tensors that wait
+	// in batches for their work to complete (releaseLater).
+	held uint64
+	// wrapped is what the commands since the last barrier did to any
+	// wrapped tensor: two wraps of one slice are two tensors over the
+	// same memory, so each wrapped tensor's accesses count for all.
+	wrapped hazard
 }
 
 func (s *stream) init(d *Device) { s.d, s.next, s.epoch, s.idle = d, 1, 1, sync.NewCond(&d.mu) }
@@ -143,6 +151,9 @@ func hull(r [2]uint64, lo, hi uint64) [2]uint64 {
 // between them. d.mu must be held.
 func (s *stream) needBarrier(acc []access) bool {
 	for _, a := range acc {
+		if a.t.wrapped && s.wrapped.epoch == s.epoch && (s.wrapped.w[0] != s.wrapped.w[1] || a.write) {
+			return true // it may alias a wrap of the same slice
+		}
 		h := &a.t.hz
 		if h.epoch == s.epoch && (overlaps(h.w, a.lo, a.hi) || a.write && overlaps(h.r, a.lo, a.hi)) {
 			return true
@@ -158,15 +169,22 @@ func (s *stream) noted(acc []access, barrier bool) {
 		s.epoch++
 	}
 	for _, a := range acc {
-		h := &a.t.hz
-		if h.epoch != s.epoch {
-			*h = hazard{epoch: s.epoch}
+		if a.t.wrapped {
+			s.note(&s.wrapped, a)
 		}
-		if a.write {
-			h.w = hull(h.w, a.lo, a.hi)
-		} else {
-			h.r = hull(h.r, a.lo, a.hi)
-		}
+		s.note(&a.t.hz, a)
+	}
+}
+
+// note adds an access to h, a hazard of the current epoch.
+func (s *stream) note(h *hazard, a access) {
+	if h.epoch != s.epoch {
+		*h = hazard{epoch: s.epoch}
+	}
+	if a.write {
+		h.w = hull(h.w, a.lo, a.hi)
+	} else {
+		h.r = hull(h.r, a.lo, a.hi)
 	}
 }
 
@@ -275,6 +293,27 @@ func (s *stream) waitOldest() error {
 	return err
 }
 
+// reap retires the batches in flight that have completed, oldest first,
+// without waiting: the pages of tensors freed while those batches used
+// them return to the pool, for the allocation that asks. d.mu must be
+// held; nothing is done while another goroutine waits for the oldest,
+// which it alone retires.
+func (s *stream) reap() {
+	for !s.waiting && len(s.inflight) > 0 {
+		b := s.inflight[0]
+		done, err := b.cmds.Done()
+		if !done && err == nil {
+			return
+		}
+		s.inflight = s.inflight[:copy(s.inflight, s.inflight[1:])]
+		if err != nil {
+			err = s.d.fail(err)
+		}
+		s.retire(b, err)
+		s.idle.Broadcast()
+	}
+}
+
 // timedOut reports whether err is a wait's VK_TIMEOUT. It is a function
 // of its own because errors.As allocates its target: waits that succeed
 // do not get that far.
@@ -315,6 +354,8 @@ func (s *stream) retire(b *batch, err error) {
 		f()
 	}
 	b.release = b.release[:0]
+	s.held -= b.held
+	b.held = 0
 	s.d.releasePages(b.spans)
 	b.spans = b.spans[:0]
 	for _, st := range b.staged {
@@ -382,16 +423,33 @@ func (s *stream) later(f func()) {
 // has completed, or now if nothing is pending; d.mu must be held. Unlike
 // later it allocates nothing once the batches have room.
 func (s *stream) releaseLater(pages []span) {
+	var b *batch
 	switch {
 	case s.rec != nil:
-		s.rec.spans = append(s.rec.spans, pages...)
+		b = s.rec
 	case len(s.inflight) > 0:
-		last := s.inflight[len(s.inflight)-1]
-		last.spans = append(last.spans, pages...)
+		b = s.inflight[len(s.inflight)-1]
 	default:
 		s.d.releasePages(pages)
+		return
+	}
+	b.spans = append(b.spans, pages...)
+	for _, sp := range pages {
+		n := s.d.pool.footprint(sp)
+		b.held += n
+		s.held += n
+	}
+	if b == s.rec && b.held > s.d.pool.heapLimit/heldShare {
+		_ = s.submit() // a failure is the batch's result, which its readers get
 	}
 }
+
+// heldShare: a batch being recorded that holds more than this share of
+// the heap in pages of freed tensors is submitted at once, so that the
+// pages come back while the loop that frees them goes on. A loop making
+// 64 MiB outputs and freeing them unread otherwise filled lavapipe's
+// 2 GiB heap with fresh memory before the first batch ran.
+const heldShare = 16
 
 // putStagingLater keeps a staging buffer for reuse once everything
 // recorded so far has completed; d.mu must be held, and some batch be
@@ -425,9 +483,10 @@ func (d *Device) fail(err error) error {
 func (d *Device) Sync() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return err
 	}
+	defer d.leave()
 	return d.stream.drain()
 }
 
@@ -445,15 +504,16 @@ func (d *Device) Flush() error {
 // returns the device time those batches took in nanoseconds. Work pending
 // before the call is finished first and not counted. Calls may nest (an
 // op that measures its kernel variants on first use inside a caller's
-// GPUTime): the outer call counts the inner call's batches too.
+// GPUTime): the outer call counts the inner call's batches too. A Close
+// meanwhile waits for f to return, so f must not call Close itself.
 func (d *Device) GPUTime(f func() error) (float64, error) {
 	d.mu.Lock()
-	if err := d.usable(); err != nil {
-		d.mu.Unlock()
+	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
 		return 0, err
 	}
+	defer d.leave()
 	if err := d.stream.drain(); err != nil {
-		d.mu.Unlock()
 		return 0, err
 	}
 	outer := d.stream.timing
@@ -462,7 +522,6 @@ func (d *Device) GPUTime(f func() error) (float64, error) {
 	d.mu.Unlock()
 	ferr := f()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	err := d.stream.drain()
 	ns := d.stream.gpuNanos - base
 	d.stream.timing = outer

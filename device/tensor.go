@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -16,6 +17,8 @@ type Tensor struct {
 	dtype tensor.DType
 	shape tensor.Shape
 	bytes uint64
+	// pages are set when the tensor is made and never change after,
+	// freed or not: ops read them without d.mu.
 	pages []span
 	// wrapped: the pages are a Go slice's memory, imported (Wrap).
 	wrapped bool
@@ -60,20 +63,47 @@ func (t *Tensor) String() string { return fmt.Sprintf("%v%v", t.dtype, t.shape) 
 
 // Empty allocates a tensor whose contents are undefined until an op or
 // Write fills them.
+//
+// Memory comes from the device's pool, where freed tensors return it.
+// Where the heap has no room, Empty first runs the work recorded so far
+// and waits for it, so that tensors freed while that work used them
+// return their memory, and gives the pool's unused memory back to the
+// driver; only then does it report ErrOutOfMemory, saying what holds
+// the heap.
 func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 	if err := tensor.CheckSize(dt, shape); err != nil {
 		return nil, fmt.Errorf("device: %w", err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
+	if err := d.enter(); err != nil {
 		return nil, err
 	}
+	defer d.leave()
 	t := d.newTensor(dt, shape)
+	if d.stream.held > 0 {
+		// Freed tensors whose work has completed make room at no cost,
+		// and fresh memory costs a page fault a page on first use.
+		d.stream.reap()
+	}
+	err := d.allocPages(t)
+	for step := 0; errors.Is(err, ErrOutOfMemory) && step < 2; step++ {
+		if err = d.reclaim(step); err == nil {
+			err = d.allocPages(t)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, t.shape, humanBytes(t.bytes), err)
+	}
+	return t, nil
+}
+
+// allocPages gives t, a new tensor, its pages, or none and the reason;
+// d.mu must be held.
+func (d *Device) allocPages(t *Tensor) error {
 	// Refuse what cannot fit before allocating any page of it.
 	if !d.pool.fits(t.bytes) {
-		return nil, fmt.Errorf("device: tensor %v%v (%s): %w: the %s heap has %s in use",
-			dt, t.shape, humanBytes(t.bytes), ErrOutOfMemory, humanBytes(d.pool.heapLimit), humanBytes(d.pool.inUse))
+		return d.heapFull(ErrOutOfMemory)
 	}
 	for off := uint64(0); off < t.bytes; off += d.pageSize {
 		// Pages are padded to whole 16-byte words: kernels read and write
@@ -82,11 +112,43 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 		s, err := d.pool.get(want)
 		if err != nil {
 			d.releasePages(t.pages)
-			return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, t.shape, humanBytes(t.bytes), err)
+			t.pages = t.pages[:0]
+			return d.heapFull(err)
 		}
 		t.pages = append(t.pages, s)
 	}
-	return t, nil
+	return nil
+}
+
+// reclaim makes room in the heap after an allocation failed, in two
+// steps, each worth a try of its own: first it submits the work
+// recorded so far and waits for it, which returns the pages of tensors
+// freed while it used them (releaseLater); then it destroys the pool's
+// cached buffers and empty slabs, whose memory serves other sizes.
+// d.mu must be held; it is released while waiting.
+func (d *Device) reclaim(step int) error {
+	if step == 0 {
+		if err := d.stream.drain(); err != nil {
+			return err
+		}
+		return d.usable()
+	}
+	d.pool.trim(0)
+	d.pool.freeSlabs()
+	return nil
+}
+
+// heapFull adds to err, an allocation's failure, what holds the heap;
+// d.mu must be held.
+func (d *Device) heapFull(err error) error {
+	if !errors.Is(err, ErrOutOfMemory) {
+		return err
+	}
+	p := d.pool
+	slots := p.free() - p.cached // in slabs, so counted in inUse
+	live := p.inUse - min(p.inUse, d.stream.held+slots)
+	return fmt.Errorf("%w: the %s heap has %s in use: %s by live tensors, %s by freed tensors that work not yet finished still uses, %s by free slots of the pool's slabs",
+		err, humanBytes(p.heapLimit), humanBytes(p.inUse), humanBytes(live), humanBytes(d.stream.held), humanBytes(slots))
 }
 
 // tensorBlock is how many tensors newTensor allocates at once.
@@ -188,6 +250,10 @@ func appendMapped[T tensor.Element](t *Tensor) (out []T, ok bool, err error) {
 	if !t.hostReads() || len(t.pages) != 1 {
 		return nil, false, nil
 	}
+	if err := d.enter(); err != nil {
+		return nil, true, err
+	}
+	defer d.leave()
 	if err := t.beginHost(false); err != nil {
 		return nil, true, err
 	}
@@ -244,6 +310,10 @@ func (t *Tensor) Write(data []byte) error {
 	d := t.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	if err := t.beginHost(true); err != nil {
 		return err
 	}
@@ -295,6 +365,10 @@ func (t *Tensor) read(dst []byte, bools bool) error {
 	d := t.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	if err := t.beginHost(false); err != nil {
 		return err
 	}
@@ -373,7 +447,6 @@ func (t *Tensor) beginHost(write bool) error {
 			} else {
 				t.host++
 			}
-			d.hostCopies++
 			return nil
 		}
 	}
@@ -388,7 +461,6 @@ func (t *Tensor) endHost(write bool) {
 	} else {
 		t.host--
 	}
-	d.hostCopies--
 	if t.host == 0 && t.freed {
 		t.release()
 	}
@@ -435,6 +507,10 @@ func (t *Tensor) Wait() error {
 	}
 	t.d.mu.Lock()
 	defer t.d.mu.Unlock()
+	if err := t.d.enter(); err != nil {
+		return err
+	}
+	defer t.d.leave()
 	return t.waitIdle()
 }
 
@@ -507,6 +583,10 @@ func (t *Tensor) Mapped() (b []byte, ok bool, err error) {
 	if !t.hostReads() || len(t.pages) > 1 {
 		return nil, false, nil
 	}
+	if err := d.enter(); err != nil {
+		return nil, false, err
+	}
+	defer d.leave()
 	if err := t.waitIdle(); err != nil {
 		return nil, false, err
 	}
@@ -539,11 +619,12 @@ func (t *Tensor) Free() {
 }
 
 // release returns the pages of a freed tensor, once the work recorded so
-// far has completed; d.mu must be held.
+// far has completed; d.mu must be held. t.pages stays as it was: ops read
+// it without d.mu (Window, Pages) while they plan, and never bind a
+// freed tensor's pages, since Dispatch checks each tensor under d.mu.
 func (t *Tensor) release() {
 	d := t.d
 	pages := t.pages
-	t.pages = nil
 	if t.lastUse == nil || t.lastUse.done {
 		d.releasePages(pages)
 		return
@@ -589,6 +670,10 @@ func (d *Device) Fill(dst *Tensor, word uint32) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	if err := d.awaitHost(Arg{T: dst, Write: true}); err != nil {
 		return err
 	}
@@ -626,8 +711,18 @@ func (d *Device) Tile(dst, src *Tensor) error {
 func (d *Device) tile(dst, src *Tensor) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
 	if err := d.awaitHost(Arg{T: src}, Arg{T: dst, Write: true}); err != nil {
 		return err
+	}
+	switch same, meet := overlap(dst, src); {
+	case same:
+		return nil // the bytes are in place already
+	case meet:
+		return usagef(ErrMisuse, "device: copy of %v into %v: their memory overlaps (wraps of one slice?), and a copy must not read what it writes", src, dst)
 	}
 	if err := d.copyBytes(dst, 0, src, 0, src.bytes); err != nil {
 		return err
@@ -646,6 +741,46 @@ func (d *Device) tile(dst, src *Tensor) error {
 		}
 	}
 	return nil
+}
+
+// overlap reports whether the memory of dst and src is the same, byte
+// for byte (dst is src, or two wraps of one slice, as long), or meets
+// otherwise, which a copy command must not (vkCmdCopyBuffer,
+// VUID-vkCmdCopyBuffer-pRegions-00117). Only a wrapped tensor can share
+// memory with another tensor: the pool's allocations never meet.
+func overlap(dst, src *Tensor) (same, meet bool) {
+	if dst == src {
+		return true, false
+	}
+	if !dst.wrapped && !src.wrapped {
+		return false, false
+	}
+	same = dst.bytes == src.bytes && dst.bytes > 0
+	for i := range dst.pages {
+		x, ok := dst.hostRange(i)
+		for j := range src.pages {
+			y, ok2 := src.hostRange(j)
+			if !ok || !ok2 {
+				return false, false // device memory that no wrap can share
+			}
+			meet = meet || x[0] < y[1] && y[0] < x[1]
+			same = same && (i != j || x == y)
+		}
+	}
+	return same, meet
+}
+
+// hostRange returns the host addresses of page i of the tensor, where
+// the host maps it: [first byte, past the last).
+func (t *Tensor) hostRange(i int) ([2]uintptr, bool) {
+	s := t.pages[i]
+	m := s.buf.Mapped()
+	if m == nil {
+		return [2]uintptr{}, false
+	}
+	n := min(t.d.pageSize, t.bytes-uint64(i)*t.d.pageSize)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(m))) + uintptr(s.off)
+	return [2]uintptr{lo, lo + uintptr(n)}, true
 }
 
 // tileBlock is the most bytes that Tile doubles: copies of a block that

@@ -118,6 +118,10 @@ func View[T tensor.Element](t *Tensor) ([][]T, error) {
 	if !t.hostReads() {
 		return nil, usagef(ErrMisuse, "device: View of %v: the host does not map %s's memory (Device.Unified); ToSlice copies it", t, d.info.Name)
 	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.leave()
 	if err := t.waitIdle(); err != nil {
 		return nil, err
 	}
