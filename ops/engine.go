@@ -184,19 +184,33 @@ func (op *elemOp) newRun(w int) run {
 // output too large to address is rejected with cpuref's words.
 const maxOutputBytes = 1 << 48
 
-// execute is what every elementwise op does once its operands are
-// checked: it checks out as the shape of a new dt tensor, in cpuref's
-// words, lays the inputs out over it, allocates the output on d and
-// fills it. If a dispatch fails, the output is freed. Callers may keep
-// out on the stack, so that an op allocates nothing but its output:
-// errors quote a copy of it.
-func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor.Shape) (*device.Tensor, error) {
+// checkOutput checks out as the shape of a new dt tensor, op's result,
+// in cpuref's words: its element count must fit an int, and its bytes
+// must be addressable. It returns the element count. An op checks it
+// where its rules resolve the output's shape, so that a node of an Expr
+// carries the same error; a shape that passes may be given to
+// NumElements. Callers may keep out on the stack: errors quote a copy.
+func checkOutput(op string, dt tensor.DType, out tensor.Shape) (int, error) {
 	if err := out.Validate(); err != nil {
-		return nil, invalidf("%s: output: %v", name, err)
+		return 0, invalidf("%s: output: %v", op, err)
 	}
 	n := out.NumElements()
 	if n > maxOutputBytes/dt.Size() {
-		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", name, out.Clone(), dt, n)
+		return 0, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, out.Clone(), dt, n)
+	}
+	return n, nil
+}
+
+// execute is what every elementwise op does once its operands are
+// checked: it checks out as the shape of a new dt tensor (checkOutput),
+// lays the inputs out over it, allocates the output on d and fills it.
+// If a dispatch fails, the output is freed. Callers may keep out on the
+// stack, so that an op allocates nothing but its output: errors quote a
+// copy of it.
+func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor.Shape) (*device.Tensor, error) {
+	n, err := checkOutput(name, dt, out)
+	if err != nil {
+		return nil, err
 	}
 	l := newLayout(out, r.shapes[:r.op.inputs]...)
 	if l.rank > maxRank {

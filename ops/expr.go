@@ -27,7 +27,8 @@ import (
 //
 // Eval plans a root once; later Evals of it replay the plan, with the
 // inputs that Set gave, of the same shapes and types. An Expr is not
-// safe for concurrent use.
+// safe for concurrent use. A nil *Expr makes only zero Nodes, which
+// carry an error.
 type Expr struct {
 	nodes    []exprNode
 	compiled []*compiled
@@ -72,7 +73,7 @@ type exprNode struct {
 	and    bool   // a reduction's fold
 	axes   []bool // the dimensions a reduction reduces
 	dt     tensor.DType
-	dims   tensor.Shape
+	dims   tensor.Shape // checked by the op's rules (checkOutput): NumElements of it cannot panic
 	dev    *device.Device
 	err    error
 }
@@ -85,8 +86,12 @@ type exprArg struct {
 	dt   tensor.DType // a scalar's
 }
 
-// add appends n and returns its Node.
+// add appends n and returns its Node. A nil e holds no node: it returns
+// the zero Node, whose Err says so.
 func (e *Expr) add(n exprNode) Node {
+	if e == nil {
+		return Node{}
+	}
 	e.nodes = append(e.nodes, n)
 	return Node{e, int32(len(e.nodes))}
 }

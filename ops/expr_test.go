@@ -401,6 +401,182 @@ func TestExprErrors(t *testing.T) {
 	if _, err := e.Eval(xn); err == nil {
 		t.Error("Eval of an input: no error")
 	}
+	// A nil *Expr makes zero Nodes, which carry an error, and evaluates
+	// none: no method of it panics.
+	var none *Expr
+	for _, n := range []Node{none.Input(x), none.Greater(x, 0), none.IsNaN(xn), none.Where(b, x, 0), none.Select(b, x, x),
+		none.ReduceOr(none.Input(b), nil)} {
+		if err := n.Err(); err == nil || !errors.Is(err, ErrInvalid) {
+			t.Errorf("a node of a nil Expr: %v", err)
+		}
+	}
+	if _, err := none.Eval(Node{}); err == nil || !errors.Is(err, ErrInvalid) {
+		t.Errorf("Eval of a nil Expr: %v", err)
+	}
+}
+
+// TestExprOutputTooLarge (issue 37, item 3) broadcasts inputs, each
+// along its own axis, into results whose element count overflows an int
+// or whose bytes cannot be addressed. The node of that result must carry
+// the error its op gives when called on its own, and so must every node
+// made from it; Eval of any of them must return it, not panic. Where the
+// ops one by one are cheap (zero-size inputs, or small intermediates)
+// they run, and the last of them must say the same words.
+func TestExprOutputTooLarge(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(71, 72))
+	const n = 65536
+	whereGreater := func(e *Expr, in []Node) Node { return e.Where(e.Greater(in[0], in[1]), in[2], in[3]) }
+	andGreater := func(e *Expr, in []Node) Node {
+		return e.LogicalAnd(e.Greater(in[0], in[1]), e.Greater(in[2], in[3]))
+	}
+	whereLess := func(e *Expr, in []Node) Node {
+		return e.Where(e.Greater(in[0], in[1]), e.Less(in[2], 0), e.Less(in[3], 0))
+	}
+	opsWhereGreater := func(o *oneByOne, in []*device.Tensor) {
+		o.do(Where(o.do(Greater(in[0], in[1])), in[2], in[3]))
+	}
+	opsAndGreater := func(o *oneByOne, in []*device.Tensor) {
+		o.do(LogicalAnd(o.do(Greater(in[0], in[1])), o.do(Greater(in[2], in[3]))))
+	}
+	opsWhereLess := func(o *oneByOne, in []*device.Tensor) {
+		o.do(Where(o.do(Greater(in[0], in[1])), o.do(Less(in[2], 0)), o.do(Less(in[3], 0))))
+	}
+	for _, c := range []struct {
+		name string
+		dt   tensor.DType
+		dims []tensor.Shape
+		node func(e *Expr, in []Node) Node
+		// ops runs the chain op by op; nil where an intermediate would
+		// take gigabytes.
+		ops  func(o *oneByOne, in []*device.Tensor)
+		want string // the error; "" for the ops' one
+	}{
+		{"where-greater", tensor.F32, alongAxes(n, n, n, n), whereGreater, nil,
+			"where: output: shape [65536 65536 65536 65536]: element count overflows"},
+		{"where-greater/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)), whereGreater, opsWhereGreater, ""},
+		{"logical-and-greater", tensor.F32, alongAxes(n, n, n, n), andGreater, nil,
+			"logical-and: output: shape [65536 65536 65536 65536]: element count overflows"},
+		{"logical-and-greater/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)), andGreater, opsAndGreater, ""},
+		{"reduce_or-root", tensor.F32, alongAxes(n, n, n, n),
+			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), nil) }, nil,
+			"logical-and: output: shape [65536 65536 65536 65536]: element count overflows"},
+		{"reduce_or-root/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)),
+			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), nil) },
+			func(o *oneByOne, in []*device.Tensor) {
+				opsAndGreater(o, in)
+				o.do(ReduceLogicalOr(o.last(), nil))
+			}, ""},
+		{"reduce_and-root", tensor.F32, alongAxes(n, n, n, n),
+			func(e *Expr, in []Node) Node { return e.ReduceAnd(whereLess(e, in), nil) }, nil,
+			"where: output: shape [65536 65536 65536 65536]: element count overflows"},
+		{"reduce_and-root/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)),
+			func(e *Expr, in []Node) Node { return e.ReduceAnd(whereLess(e, in), []int{1, 3}) },
+			func(o *oneByOne, in []*device.Tensor) {
+				opsWhereLess(o, in)
+				o.do(ReduceLogicalAnd(o.last(), []int{1, 3}))
+			}, ""},
+		{"select/zero-size", tensor.F32, []tensor.Shape{{0, 1, 1}, {0, 1 << 32, 1}, {0, 1, 1 << 32}},
+			func(e *Expr, in []Node) Node { return e.Select(e.Greater(in[0], 0), in[1], in[2]) },
+			func(o *oneByOne, in []*device.Tensor) { o.do(Select(o.do(Greater(in[0], 0)), in[1], in[2])) },
+			"select: output: shape [0 4294967296 4294967296]: element count overflows"},
+		{"where-greater/too-many", tensor.F64, alongAxes(1<<8, 1<<8, 1<<15, 1<<15), whereGreater, opsWhereGreater,
+			"where: output: shape [256 256 32768 32768] of f64: 70368744177664 elements are too many to address"},
+		{"logical-and-greater/too-many", tensor.F32, alongAxes(1<<13, 1<<12, 1<<12, 1<<12), andGreater, opsAndGreater,
+			"logical-and: output: shape [8192 4096 4096 4096] of bool: 562949953421312 elements are too many to address"},
+		{"reduce_logical_or/too-many", tensor.Bool, []tensor.Shape{{0, 1 << 40, 1 << 20}},
+			func(e *Expr, in []Node) Node { return e.ReduceOr(in[0], []int{0}, KeepDims(true)) },
+			func(o *oneByOne, in []*device.Tensor) { o.do(ReduceLogicalOr(in[0], []int{0}, KeepDims(true))) },
+			"reduce_logical_or: output: shape [1 1099511627776 1048576] of bool: 1152921504606846976 elements are too many to address"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var e Expr
+			ts := make([]*device.Tensor, len(c.dims))
+			in := make([]Node, len(c.dims))
+			for i, s := range c.dims {
+				ts[i] = upload(t, d, randomHost(rng, c.dt, s))
+				in[i] = e.Input(ts[i])
+			}
+			want := c.want
+			if c.ops != nil {
+				var o oneByOne
+				c.ops(&o, ts)
+				o.free()
+				if o.err == nil || (want != "" && o.err.Error() != want) || !errors.Is(o.err, ErrInvalid) {
+					t.Fatalf("the ops one by one: %v; want %q, matching ErrInvalid", o.err, want)
+				}
+				want = o.err.Error()
+			}
+			root := c.node(&e, in)
+			for _, n := range []Node{root, e.ReduceOr(e.IsNaN(root), nil), e.LogicalNot(root)} {
+				_, got := e.Eval(n)
+				for _, err := range []error{n.Err(), got} {
+					if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+						t.Errorf("%v: %v; want %q, matching ErrInvalid", n, err, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// alongAxes returns a shape for each size, of rank len(sizes): the ith
+// is sizes[i] along axis i and 1 along the others, so that they broadcast
+// to their outer product.
+func alongAxes(sizes ...int) []tensor.Shape {
+	shapes := make([]tensor.Shape, len(sizes))
+	for i, n := range sizes {
+		shapes[i] = make(tensor.Shape, len(sizes))
+		for k := range shapes[i] {
+			shapes[i][k] = 1
+		}
+		shapes[i][i] = n
+	}
+	return shapes
+}
+
+// zeroSize returns shapes, each with a new outer axis of size zero: their
+// broadcast has the same sizes after it, and no elements.
+func zeroSize(shapes []tensor.Shape) []tensor.Shape {
+	out := make([]tensor.Shape, len(shapes))
+	for i, s := range shapes {
+		out[i] = append(tensor.Shape{0}, s...)
+	}
+	return out
+}
+
+// oneByOne runs ops on the device one at a time, as a caller without an
+// Expr does: it keeps the first error and every result, to free.
+type oneByOne struct {
+	err  error
+	kept []*device.Tensor
+}
+
+// do keeps y, an op's result, or its error, and returns y.
+func (o *oneByOne) do(y *device.Tensor, err error) *device.Tensor {
+	if o.err == nil {
+		o.err = err
+	}
+	if y != nil {
+		o.kept = append(o.kept, y)
+	}
+	return y
+}
+
+// last returns the latest result kept, or nil after an error.
+func (o *oneByOne) last() *device.Tensor {
+	if o.err != nil || len(o.kept) == 0 {
+		return nil
+	}
+	return o.kept[len(o.kept)-1]
+}
+
+// free frees the results kept.
+func (o *oneByOne) free() {
+	for _, y := range o.kept {
+		y.Free()
+	}
+	o.kept = nil
 }
 
 // TestExprReplay evaluates a planned root again after Set gives it other

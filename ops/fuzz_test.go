@@ -447,7 +447,7 @@ func FuzzReducePlan(f *testing.F) {
 		}
 		outShape, err := reduceOutputShape(nil, op, shape, reduced, keepDims)
 		nOut, fits := fzProduct(kept)
-		if !fits || nOut > reduceMaxOutput {
+		if !fits || nOut > maxOutputBytes {
 			if err == nil || !errors.Is(err, ErrInvalid) {
 				t.Fatalf("shape %v axes %v: an output of %v elements (fits %v) is accepted: %v", shape, axes, nOut, fits, err)
 			}

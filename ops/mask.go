@@ -87,8 +87,8 @@ type maskCall struct {
 }
 
 // resolveBinary checks m's rules on a and b, each a tensor, a node of e or
-// a scalar, in order, with cpuref's messages. The output's shape goes in
-// buf.
+// a scalar, in order, with cpuref's messages, and last that the output
+// can be held (checkOutput). The output's shape goes in buf.
 func (m *maskOp) resolveBinary(c selectConfig, a, b any, e *Expr, buf *[maxRank]int) (maskCall, error) {
 	op := m.name
 	var call maskCall
@@ -143,6 +143,9 @@ func (m *maskOp) resolveBinary(c selectConfig, a, b any, e *Expr, buf *[maxRank]
 		if call.out, clash = tensor.AppendBroadcast(buf[:0], as, bs); clash != nil {
 			return call, invalidf("%s: a shape %v and b shape %v do not broadcast (%v)", op, as, bs, clash)
 		}
+	}
+	if _, err := checkOutput(op, tensor.Bool, call.out); err != nil {
+		return call, err
 	}
 	call.x, call.y = args[0].operand, args[1].operand
 	if m.swap {

@@ -126,10 +126,6 @@ func reducedAxes(dst []bool, op string, rank int, axes []int) ([]bool, error) {
 	return dst, nil
 }
 
-// reduceMaxOutput is the most elements an output may have: tensor.New's
-// limit, which gives cpuref its "too many to address" error.
-const reduceMaxOutput = 1 << 48
-
 // reduceOutputShape appends the output shape (reduced dimensions kept as
 // 1 or dropped) to dst and checks it as cpuref does.
 func reduceOutputShape(dst tensor.Shape, op string, shape tensor.Shape, reduced []bool, keepDims bool) (tensor.Shape, error) {
@@ -143,11 +139,8 @@ func reduceOutputShape(dst tensor.Shape, op string, shape tensor.Shape, reduced 
 	kept := dst[start:]
 	// Reducing a zero-size dimension makes the output larger than data:
 	// [0 n] gives [1 n], which may be too large to hold.
-	if err := kept.Validate(); err != nil {
-		return nil, invalidf("%s: output: %v", op, err)
-	}
-	if n := kept.NumElements(); n > reduceMaxOutput {
-		return nil, invalidf("%s: output: shape %v of %v: %d elements are too many to address", op, kept.Clone(), tensor.Bool, n)
+	if _, err := checkOutput(op, tensor.Bool, kept); err != nil {
+		return nil, err
 	}
 	if keepDims {
 		return dst, nil

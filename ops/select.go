@@ -96,7 +96,8 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 }
 
 // resolveSelect checks Select's rules on the types and shapes of cond, then
-// and else, tensors or nodes, and returns the output's shape, in buf.
+// and else, tensors or nodes, and that the output can be held
+// (checkOutput), and returns the output's shape, in buf.
 func resolveSelect(op string, c selectConfig, cond, then, els whereArg, buf *[maxRank]int) (tensor.Shape, error) {
 	if cond.dt != tensor.Bool {
 		return nil, invalidf("%s: cond must be bool, got %v", op, cond.dt)
@@ -131,6 +132,9 @@ func resolveSelect(op string, c selectConfig, cond, then, els whereArg, buf *[ma
 		if err := fitsOneWay(op, "cond", cs, out); err != nil {
 			return nil, err
 		}
+	}
+	if _, err := checkOutput(op, then.dt, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -181,6 +181,9 @@ func (f *family) tune(d *device.Device) (*variant, []float64, error) {
 		for _, i := range eligible {
 			ns, err := f.measure(d, f.variants[i])
 			if err != nil {
+				if derr := d.Err(); derr != nil {
+					return nil, times, fmt.Errorf("%s: %w", f.key, derr)
+				}
 				if i == 0 {
 					// Measuring needs memory the op itself may not (a
 					// nearly full device): run the portable variant and
@@ -237,8 +240,11 @@ func families() []*family {
 }
 
 // Variants lists every kernel family of every op, its variants, those d
-// can run and the one chosen for d so far.
+// can run and the one chosen for d so far; nil for a nil d.
 func Variants(d *device.Device) []VariantInfo {
+	if d == nil {
+		return nil
+	}
 	var out []VariantInfo
 	for _, f := range families() {
 		out = append(out, f.info(d))
@@ -250,6 +256,12 @@ func Variants(d *device.Device) []VariantInfo {
 // fastest of each beside the pipeline cache (saved when d is closed), and
 // reports what it measured.
 func Tune(d *device.Device) ([]VariantInfo, error) {
+	if d == nil {
+		return nil, invalidf("tune: the device is nil")
+	}
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
 	registry.choosing.Lock()
 	defer registry.choosing.Unlock()
 	var out []VariantInfo

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,6 +10,17 @@ import (
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
+
+// TestNilDevice: Tune of a nil device is an error, and Variants lists
+// nothing for it, rather than either panicking.
+func TestNilDevice(t *testing.T) {
+	if vi, err := Tune(nil); vi != nil || err == nil || !errors.Is(err, ErrInvalid) {
+		t.Errorf("Tune(nil) = %v, %v; want an error matching ErrInvalid", vi, err)
+	}
+	if vi := Variants(nil); vi != nil {
+		t.Errorf("Variants(nil) = %v, want nil", vi)
+	}
+}
 
 // Every default names a family that exists and a variant of it, so that
 // renaming one cannot quietly turn the table off.

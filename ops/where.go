@@ -63,7 +63,8 @@ type whereCall struct {
 
 // resolveWhere checks Where's rules on cond, a tensor or a node, and on
 // input and other, each a tensor, a node of e or a scalar, in order, with
-// cpuref's messages where it has them. The output's shape goes in buf.
+// cpuref's messages where it has them, and last that the output can be
+// held (checkOutput). The output's shape goes in buf.
 func resolveWhere(op string, cond whereArg, input, other any, e *Expr, buf *[maxRank]int) (whereCall, error) {
 	var w whereCall
 	if cond.dt != tensor.Bool {
@@ -119,6 +120,9 @@ func resolveWhere(op string, cond whereArg, input, other any, e *Expr, buf *[max
 		}
 		list := strings.Join(parts[:k-1], ", ") + " and " + parts[k-1]
 		return w, invalidf("%s: %s do not broadcast (%v)", op, list, clash)
+	}
+	if _, err := checkOutput(op, w.dt, out); err != nil {
+		return w, err
 	}
 	w.out = out
 	return w, nil

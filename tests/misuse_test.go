@@ -376,6 +376,18 @@ func TestMisuseClosed(t *testing.T) {
 	_, err = d.GPUTime(func() error { return nil })
 	check("GPUTime", err)
 	check("Copy", d.Copy(a, a))
+	check("Tile", d.Tile(a, a))
+	check("Fill", d.Fill(a, 0))
+	check("Err", d.Err())
+	_, err = ops.Tune(d)
+	check("Tune", err)
+	_, err = device.Wrap(d, make([]float32, 4096))
+	check("Wrap", err)
+	_, err = device.View[float32](a)
+	check("View", err)
+	var e ops.Expr
+	_, err = e.Eval(e.Greater(a, 0))
+	check("Expr.Eval", err)
 	for _, x := range []*device.Tensor{c, a, pending} {
 		_, err = x.Download()
 		check("Download of "+x.String(), err)
