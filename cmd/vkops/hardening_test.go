@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -399,18 +400,28 @@ func TestHardening(t *testing.T) {
 	// Each bad file in every place a file goes (with -short, in one place
 	// of each command).
 	place := func(p string) []hardCase {
+		_, err := os.Stat(p)
+		missing := errors.Is(err, fs.ErrNotExist)
+		// num is a case with p where a number may stand, operand role:
+		// there, a missing file is neither a number nor a file.
+		num := func(role string, args ...string) hardCase {
+			if missing {
+				return cmd(fmt.Sprintf("vkops: %s: operand %s: %q is neither a number nor an existing file", args[0], role, p), args...)
+			}
+			return cmd("vkops: "+args[0]+": npy: ", args...)
+		}
 		all := []hardCase{
 			cmd("vkops: select: npy: ", "select", p, a, b, "-o", "OUT"),
 			cmd("vkops: select: npy: ", "select", c, p, b, "-o", "OUT"),
 			cmd("vkops: select: npy: ", "select", c, a, p, "-o", "OUT"),
 			cmd("vkops: where: npy: ", "where", p, "1", "0", "-o", "OUT"),
-			cmd("vkops: where: npy: ", "where", c, p, b, "-o", "OUT"),
-			cmd("vkops: where: npy: ", "where", c, "0", p, "-o", "OUT"),
+			num("input", "where", c, p, b, "-o", "OUT"),
+			num("other", "where", c, "0", p, "-o", "OUT"),
 			cmd("vkops: reduce-or: npy: ", "reduce-or", p, "--axes", "0", "-o", "OUT"),
 			cmd("vkops: reduce-and: npy: ", "reduce-and", p, "--axes", "", "-o", "OUT"),
-			cmd("vkops: greater: npy: ", "greater", p, b, "-o", "OUT"),
-			cmd("vkops: equal: npy: ", "equal", a, p, "-o", "OUT"),
-			cmd("vkops: logical-or: npy: ", "logical-or", c, p, "-o", "OUT"),
+			num("a", "greater", p, b, "-o", "OUT"),
+			num("b", "equal", a, p, "-o", "OUT"),
+			num("b", "logical-or", c, p, "-o", "OUT"),
 			cmd("vkops: is-nan: npy: ", "is-nan", p, "-o", "OUT"),
 		}
 		if testing.Short() {
@@ -616,6 +627,42 @@ func TestHardening(t *testing.T) {
 			cmd(fmt.Sprintf("vkops: where: input scalar %s cannot be represented as %s", hardShow(x.v), x.dt), "where", c, x.v, "0", "--dtype", x.dt, "-o", "OUT"))
 	}
 
+	// Numbers no element type holds, in every place a number goes and
+	// beside every type, negative ones included (the flag package would
+	// take them for flags); fractions that float64 rounds to integers.
+	for _, dt := range []tensor.DType{tensor.Bool, tensor.I8, tensor.U8, tensor.I16, tensor.U16, tensor.I32, tensor.U32,
+		tensor.I64, tensor.U64, tensor.F16, tensor.F32, tensor.F64} {
+		for _, v := range []string{"1e400", "-1e400", "0x1p1024", "-0x1.8p99999", "1" + strings.Repeat("0", 400)} {
+			add("scalar beyond float64, or inexact integer",
+				cmd(fmt.Sprintf("vkops: where: other scalar %s cannot be represented as %v", v, dt), "where", c, typed[dt], v, "-o", "OUT"),
+				cmd(fmt.Sprintf("vkops: where: input scalar %s cannot be represented as %v", v, dt), "where", c, v, "0", "--dtype", dt.String(), "-o", "OUT"),
+				cmd(fmt.Sprintf("vkops: equal: a scalar %s cannot be represented as %v", v, dt), "equal", v, typed[dt], "-o", "OUT"))
+		}
+		if dt.IsFloat() {
+			continue
+		}
+		for _, v := range []string{"1e-400", "-1e-400", "1.0000000000000000001", "-2.00000000000000000001e0", "0x1.00000000000008p0"} {
+			add("scalar beyond float64, or inexact integer",
+				cmd(fmt.Sprintf("vkops: where: other scalar %s cannot be represented as %v", v, dt), "where", c, typed[dt], v, "-o", "OUT"),
+				cmd(fmt.Sprintf("vkops: less: b scalar %s cannot be represented as %v", v, dt), "less", typed[dt], v, "-o", "OUT"))
+		}
+	}
+	for _, v := range []string{"abc", "1e400x", "0x", "1e", "nan1", "-", "+-1", "1,5", " 1", "infinity!"} {
+		add("operand neither a number nor a file",
+			cmd(fmt.Sprintf("vkops: where: operand other: %q is neither a number nor an existing file", v), "where", c, a, v, "-o", "OUT"),
+			cmd(fmt.Sprintf("vkops: greater: operand a: %q is neither a number nor an existing file", v), "greater", v, a, "-o", "OUT"))
+	}
+	for _, v := range []string{"1", "-1", "-1e400", "-inf", "-nan", "0x10"} {
+		add("number where only a file goes",
+			cmd("vkops: select: COND must be a .npy file, got the number "+v, "select", v, a, b, "-o", "OUT"),
+			cmd("vkops: select: THEN must be a .npy file, got the number "+v, "select", c, v, b, "-o", "OUT"),
+			cmd("vkops: where: COND must be a .npy file, got the number "+v, "where", v, a, b, "-o", "OUT"),
+			cmd("vkops: reduce-and: DATA must be a .npy file, got the number "+v, "reduce-and", v, "--axes", "0", "-o", "OUT"))
+	}
+	add("number where only a file goes",
+		cmd("vkops: is-finite: A must be a .npy file, got the number -1e400", "is-finite", "-1e400", "-o", "OUT"),
+		cmd("vkops: is-finite: A must be a .npy file, got the number -nan", "is-finite", "-nan", "-o", "OUT"))
+
 	for _, dt := range []tensor.DType{tensor.U8, tensor.I8, tensor.I32, tensor.F16, tensor.F32, tensor.F64, tensor.I64} {
 		add("cond or data not bool",
 			cmd(fmt.Sprintf("vkops: select: cond must be bool, got %v", dt), "select", typed[dt], a, b, "-o", "OUT"),
@@ -688,7 +735,7 @@ func hardShowSkipped(n int) string {
 // value parseNumber made of it.
 func hardShow(s string) string {
 	v, ok := parseNumber(s)
-	if !ok {
+	if !ok || v == nil {
 		return s
 	}
 	return fmt.Sprint(v)

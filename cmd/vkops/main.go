@@ -13,8 +13,16 @@
 //	vkops [--device D] bench [flags]
 //	vkops [--device D] tune [--json]
 //
+// Where an operand may be a number (INPUT and OTHER of where, A and B of
+// the compare ops), an argument that reads as a number is one, negative
+// ones included ("-1" is no flag), even where a file of that name exists
+// (./1 names the file); anything else is a .npy path. A number must fit
+// the element type it meets exactly: 1e400 fits none. Where only a file
+// is taken, the argument is always a path.
+//
 // Errors are one line on stderr beginning "vkops:"; the exit status is 2
-// for bad input (files, shapes, types, flags) and 1 for a device failure.
+// for bad input (files, shapes, types, numbers, flags) and 1 for a device
+// failure.
 package main
 
 import (
@@ -145,12 +153,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // newFlags makes a subcommand's flag set whose errors are bad input and
-// whose --help prints the usage line, the example and the flags.
-func newFlags(e *env, name, usageLine, example string) *flag.FlagSet {
+// whose --help prints the usage line, each of notes as a paragraph, the
+// example and the flags.
+func newFlags(e *env, name, usageLine, example string, notes ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "usage: vkops %s\n\nexample:\n  %s\n\nflags:\n", usageLine, example)
+		fmt.Fprintf(e.stdout, "usage: vkops %s\n", usageLine)
+		for _, n := range notes {
+			fmt.Fprintf(e.stdout, "\n%s\n", n)
+		}
+		fmt.Fprintf(e.stdout, "\nexample:\n  %s\n\nflags:\n", example)
 		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,11 +46,22 @@ func missingDevice(code int, stderr string) error {
 // vkops runs the command in a child process with extra environment.
 func vkops(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	return vkopsIn(t, "", env, args...)
+}
+
+// vkopsIn is vkops run in the directory dir ("" is the test's own).
+func vkopsIn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "VKOPS_AS_MAIN=1"), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
+	err = cmd.Run()
 	code = 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

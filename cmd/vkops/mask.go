@@ -48,7 +48,11 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	if name == "is-inf" {
 		usage = "is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]"
 	}
-	fs := newFlags(e, name, usage, example)
+	var notes []string
+	if m.binary != nil {
+		notes = append(notes, numberRule("A and B")+"\nOne of them must be a file; a number takes its type.")
+	}
+	fs := newFlags(e, name, usage, example, notes...)
 	mode := new(string)
 	if m.binary != nil {
 		mode = fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
@@ -90,21 +94,9 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	default:
 		return badInput("%s: --dtype %q: only bf16 is taken (other types come from the files)", name, *dtArg)
 	}
-	operands := make([]any, len(pos))
-	for i, arg := range pos {
-		if operands[i], err = readOperand(name, arg, dt); err != nil {
-			return err
-		}
-		if _, isFile := operands[i].(*tensor.Host); !isFile && m.binary == nil {
-			return badInput("%s: A must be a .npy file, got the number %s", name, arg)
-		}
-	}
-	if len(operands) == 2 {
-		_, aFile := operands[0].(*tensor.Host)
-		_, bFile := operands[1].(*tensor.Host)
-		if !aFile && !bFile {
-			return badInput("%s: A and B are both numbers; one must be a .npy file", name)
-		}
+	operands, err := maskOperands(name, pos, dt)
+	if err != nil {
+		return err
 	}
 
 	return runOnDevice(e, name, operands, func(x []any) (*device.Tensor, error) {
@@ -116,4 +108,34 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 		}
 		return m.unary(x[0].(*device.Tensor))
 	}, *outPath, false)
+}
+
+// maskOperands reads a mask op's operands: A alone, a file, for a unary
+// op; A and B, each a file or a number but not both numbers, for a
+// binary one, a number as its value for the other's element type.
+func maskOperands(name string, pos []string, dt tensor.DType) ([]any, error) {
+	if len(pos) == 1 {
+		h, err := readFile(name, "A", pos[0])
+		if err != nil {
+			return nil, err
+		}
+		if h, err = asType(name, pos[0], h, dt); err != nil {
+			return nil, err
+		}
+		return []any{h}, nil
+	}
+	roles := []string{"a", "b"}
+	operands := make([]any, 2)
+	for i, arg := range pos {
+		var err error
+		if operands[i], err = readOperand(name, roles[i], arg, dt); err != nil {
+			return nil, err
+		}
+	}
+	_, aFile := operands[0].(*tensor.Host)
+	_, bFile := operands[1].(*tensor.Host)
+	if !aFile && !bFile {
+		return nil, badInput("%s: A and B are both numbers; one must be a .npy file", name)
+	}
+	return operands, settleNumbers(name, roles, operands, tensor.Invalid)
 }

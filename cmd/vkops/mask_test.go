@@ -34,6 +34,17 @@ func TestMaskCommands(t *testing.T) {
 		selSame(t, name+" pdpd", selRun(t, out, name, xf, yf, "-o", out, "--broadcast", "pdpd"), want)
 		want, _ = f(zero, x, "numpy")
 		selSame(t, name+" 0 x", selRun(t, out, name, "0", xf, "-o", out), want)
+		// Negative numbers in either place, before or after the flags.
+		for _, n := range []struct {
+			arg string
+			v   float32
+		}{{"-1", -1}, {"-2.5", -2.5}, {"-0x1p-2", -0.25}, {"-inf", -inf}, {"-nan", nan}, {"+NaN", nan}, {"-1e-400", 0}} {
+			num := selHost(t, []int{}, n.v)
+			want, _ = f(x, num, "numpy")
+			selSame(t, name+" x "+n.arg, selRun(t, out, name, xf, n.arg, "-o", out, "--broadcast", "numpy"), want)
+			want, _ = f(num, y, "numpy")
+			selSame(t, name+" "+n.arg+" y", selRun(t, out, name, "--broadcast=numpy", "-o", out, n.arg, yf), want)
+		}
 	}
 	for name, f := range map[string]ref{"logical-and": cpuref.LogicalAnd, "logical-or": cpuref.LogicalOr, "logical-xor": cpuref.LogicalXor} {
 		want, _ := f(m, n, "numpy")
@@ -78,7 +89,22 @@ func TestMaskCommandErrors(t *testing.T) {
 		{[]string{"equal", xf, xf, "--dtype", "i32"}, "vkops: equal: --dtype \"i32\""},
 		{[]string{"greater", xf}, "vkops: greater: want A B"},
 		{[]string{"is-inf", xf, xf}, "vkops: is-inf: want one .npy file A"},
-		{[]string{"greater", xf, filepath.Join(dir, "missing.npy")}, "vkops: greater: "},
+		{[]string{"greater", xf, filepath.Join(dir, "missing.npy")},
+			`vkops: greater: operand b: "` + filepath.Join(dir, "missing.npy") + `" is neither a number nor an existing file`},
+		// Numbers beyond every type's range, and fractions that float64
+		// rounds to integers, in either place, negative ones included.
+		{[]string{"greater", xf, "1e400"}, "vkops: greater: b scalar 1e400 cannot be represented as f32"},
+		{[]string{"greater", xf, "-1e400"}, "vkops: greater: b scalar -1e400 cannot be represented as f32"},
+		{[]string{"less-equal", "-1e400", i}, "vkops: less-equal: a scalar -1e400 cannot be represented as i32"},
+		{[]string{"equal", u, "0x1p2000"}, "vkops: equal: b scalar 0x1p2000 cannot be represented as u8"},
+		{[]string{"not-equal", xf, "-0x1p2000", "--dtype", "bf16"}, "vkops: not-equal: b scalar -0x1p2000 cannot be represented as bf16"},
+		{[]string{"greater", i, "1e-400"}, "vkops: greater: b scalar 1e-400 cannot be represented as i32"},
+		{[]string{"greater-equal", "-1.0000000000000000001", i}, "vkops: greater-equal: a scalar -1.0000000000000000001 cannot be represented as i32"},
+		{[]string{"less", u, "-nan"}, "vkops: less: b scalar NaN cannot be represented as u8"},
+		// Neither a number nor a file; a number where only a file goes.
+		{[]string{"greater", xf, "abc"}, `vkops: greater: operand b: "abc" is neither a number nor an existing file`},
+		{[]string{"equal", "1e400x", xf}, `vkops: equal: operand a: "1e400x" is neither a number nor an existing file`},
+		{[]string{"is-inf", "-1e400"}, "vkops: is-inf: A must be a .npy file, got the number -1e400"},
 		{[]string{"greater", xf, writeNpy(t, dir, "r.npy", selHost(t, []int{2}, float32(1), 2))}, "vkops: greater: a shape [3] and b shape [2] do not broadcast"},
 	} {
 		cases = append(cases, hardCase{args: append(c.args, "-o", out), msg: c.want})

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/vkops/vkops/device"
-	"github.com/vkops/vkops/npy"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -33,7 +32,7 @@ func runReduce(e *env, name string, op reduceOp, args []string) error {
 	axesArg := fs.String("axes", "", "comma-separated axes to reduce, negative ones counting from the end; '' reduces none (a copy)")
 	keepDims := fs.Bool("keep-dims", false, "keep each reduced dimension, with size 1")
 	outPath := fs.String("o", "", "the output .npy file")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseNumberArgs(fs, args) // "-1" is a file name here, not a flag
 	if err != nil {
 		return err
 	}
@@ -51,9 +50,9 @@ func runReduce(e *env, name string, op reduceOp, args []string) error {
 	if err != nil {
 		return badInput("%s: --axes %q: %v", name, *axesArg, err)
 	}
-	h, err := npy.ReadFile(pos[0])
+	h, err := readFile(name, "DATA", pos[0])
 	if err != nil {
-		return badInput("%s: %v", name, err)
+		return err
 	}
 	if h.DType != tensor.Bool {
 		return badInput("%s: %s: data must be bool, got %v", name, pos[0], h.DType)

@@ -2,10 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/npy"
@@ -22,7 +19,7 @@ func runSelect(e *env, args []string) error {
 	dtArg := fs.String("dtype", "", "bf16: round float32 THEN and ELSE to bfloat16, select, and write float32 "+
 		"holding the bfloat16 values (default: the files' own type)")
 	outPath := fs.String("o", "", "the output .npy file")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseNumberArgs(fs, args) // "-1" is a file name here, not a flag
 	if err != nil {
 		return err
 	}
@@ -48,9 +45,10 @@ func runSelect(e *env, args []string) error {
 		bf16 = true
 	}
 	var hosts [3]*tensor.Host
+	roles := [3]string{"COND", "THEN", "ELSE"}
 	for i, p := range pos {
-		if hosts[i], err = npy.ReadFile(p); err != nil {
-			return badInput("%s: %v", name, err)
+		if hosts[i], err = readFile(name, roles[i], p); err != nil {
+			return err
 		}
 		switch {
 		case i == 0 || !bf16:
@@ -70,7 +68,8 @@ func runSelect(e *env, args []string) error {
 func runWhere(e *env, args []string) error {
 	const name = "where"
 	fs := newFlags(e, name, "where COND INPUT OTHER -o OUT [--dtype T]",
-		"vkops where mask.npy x.npy 0 -o out.npy")
+		"vkops where mask.npy x.npy -1 -o out.npy", numberRule("INPUT and OTHER")+
+			"\nA number beside a file takes its type; two numbers take --dtype.")
 	dtArg := fs.String("dtype", "", "element type of INPUT and OTHER when both are numbers (default f32); "+
 		"bf16 rounds float32 files to bfloat16 and writes float32 holding the bfloat16 values")
 	outPath := fs.String("o", "", "the output .npy file")
@@ -90,25 +89,30 @@ func runWhere(e *env, args []string) error {
 			return badInput("%s: --dtype: %v", name, err)
 		}
 	}
-	cond, err := npy.ReadFile(pos[0])
+	cond, err := readFile(name, "COND", pos[0])
 	if err != nil {
-		return badInput("%s: %v", name, err)
+		return err
 	}
-	// INPUT and OTHER: a number literal, else a file, then rounded for bf16.
-	var operands [2]any
+	// INPUT and OTHER: a number, else a file, then rounded for bf16.
+	roles := []string{"input", "other"}
+	operands := make([]any, 2)
 	for i, arg := range pos[1:] {
-		if operands[i], err = readOperand(name, arg, dt); err != nil {
+		if operands[i], err = readOperand(name, roles[i], arg, dt); err != nil {
 			return err
 		}
 	}
 	// Numbers beside a tensor take its type; two numbers take --dtype.
 	_, aTensor := operands[0].(*tensor.Host)
 	_, bTensor := operands[1].(*tensor.Host)
+	scalarType := dt
+	if scalarType == tensor.Invalid {
+		scalarType = tensor.F32
+	}
+	if err := settleNumbers(name, roles, operands, scalarType); err != nil {
+		return err
+	}
 	if !aTensor && !bTensor {
-		if dt == tensor.Invalid {
-			dt = tensor.F32
-		}
-		operands[0], operands[1] = ops.Scalar(operands[0], dt), ops.Scalar(operands[1], dt)
+		operands[0], operands[1] = ops.Scalar(operands[0], scalarType), ops.Scalar(operands[1], scalarType)
 	}
 
 	return runOnDevice(e, name, []any{cond, operands[0], operands[1]}, func(x []any) (*device.Tensor, error) {
@@ -127,86 +131,6 @@ func parseBroadcast(name, mode string) (ops.Broadcast, error) {
 		return ops.BroadcastPDPD, nil
 	}
 	return 0, badInput("%s: unknown --broadcast %q (want numpy, none or pdpd)", name, mode)
-}
-
-// readOperand reads a number-literal or .npy operand: a number as
-// parseNumber returns it, a file as a host tensor, rounded to bfloat16
-// when dt is BF16 (which takes float32 files only), else required to be
-// of type dt when dt is set.
-func readOperand(name, arg string, dt tensor.DType) (any, error) {
-	if v, ok := parseNumber(arg); ok {
-		return v, nil
-	}
-	h, err := npy.ReadFile(arg)
-	if err != nil {
-		return nil, badInput("%s: %v", name, err)
-	}
-	switch {
-	case dt == tensor.BF16 && h.DType != tensor.F32:
-		return nil, badInput("%s: --dtype bf16 takes float32 files, %s is %v", name, arg, h.DType)
-	case dt == tensor.BF16:
-		h = toBF16(h)
-	case dt != tensor.Invalid && h.DType != dt:
-		return nil, badInput("%s: --dtype %v, but %s is %v", name, dt, arg, h.DType)
-	}
-	return h, nil
-}
-
-// parseNumberArgs is parseFlags for a command whose arguments may be
-// negative numbers, which the flag package would take for flags: each
-// one, unless it is a flag's value, is an argument.
-func parseNumberArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	start := 0
-	for i := 0; i <= len(args); i++ {
-		if i < len(args) {
-			_, isNumber := parseNumber(args[i])
-			if !isNumber || !strings.HasPrefix(args[i], "-") || (i > 0 && takesValue(fs, args[i-1])) {
-				continue
-			}
-		}
-		p, err := parseFlags(fs, args[start:i])
-		if err != nil {
-			return nil, err
-		}
-		pos = append(pos, p...)
-		if i < len(args) {
-			pos = append(pos, args[i])
-		}
-		start = i + 1
-	}
-	return pos, nil
-}
-
-// takesValue reports whether arg is a flag of fs that takes the next
-// argument as its value ("-o", not "-o=x" nor a bool flag).
-func takesValue(fs *flag.FlagSet, arg string) bool {
-	name := strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
-	if name == arg || strings.Contains(name, "=") {
-		return false
-	}
-	f := fs.Lookup(name)
-	if f == nil {
-		return false
-	}
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return !ok || !b.IsBoolFlag()
-}
-
-// parseNumber reads a number literal: an integer (decimal, 0x, 0o, 0b) or
-// a float, "nan" and "inf" included. Integers stay integers, so that
-// large ones convert exactly.
-func parseNumber(s string) (any, bool) {
-	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
-		return i, true
-	}
-	if u, err := strconv.ParseUint(s, 0, 64); err == nil {
-		return u, true
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f, true
-	}
-	return nil, false
 }
 
 // toBF16 rounds a float32 tensor to bfloat16, to nearest even.

@@ -107,6 +107,17 @@ func TestWhereCommand(t *testing.T) {
 			selHost(t, []int{4}, 1, bf, float32(math.Inf(-1)), bf)},
 		{[]string{"where", cond1, "1.01171875", f32, "--dtype", "bf16"}, selHost(t, []int{4}, float32(1.015625), 1.015625, 1.015625, 3)},
 		{[]string{"select", cond1, f32, b1, "--dtype", "bf16"}, selHost(t, []int{4}, 1, 20, float32(math.Inf(-1)), 40)},
+		// Negative numbers in each place, before or after the flags.
+		{[]string{"where", cond1, "-2.5", a1}, selHost(t, []int{4}, float32(-2.5), 2, -2.5, 4)},
+		{[]string{"where", "--dtype", "f64", cond1, "-0x1p-2", "-1e-400"}, selHost(t, []int{4}, -0.25, math.Copysign(0, -1), -0.25, math.Copysign(0, -1))},
+		{[]string{"where", cond1, a1, "-1e3"}, selHost(t, []int{4}, float32(1), -1000, 3, -1000)},
+		{[]string{"where", cond1, "-1e1", "-0x80", "--dtype", "i8"}, selHost(t, []int{4}, int8(-10), -128, -10, -128)},
+		// Float spellings of integers convert exactly, beyond float64's
+		// 53 bits too.
+		{[]string{"where", cond1, "18446744073709551615.0", "1e19", "--dtype", "u64"},
+			selHost(t, []int{4}, uint64(math.MaxUint64), 1e19, math.MaxUint64, 1e19)},
+		{[]string{"where", cond1, "-9223372036854775807.0e0", "0x1_0p0", "--dtype", "i64"},
+			selHost(t, []int{4}, int64(-math.MaxInt64), 16, -math.MaxInt64, 16)},
 	} {
 		selSame(t, strings.Join(c.args, " "), selRun(t, out, append(c.args, "-o", out)...), c.want)
 	}
@@ -153,7 +164,21 @@ func TestSelectCommandErrors(t *testing.T) {
 		{nil, []string{"where", b2, u8, "1", "-o", out, "--dtype", "i8"}, 2, "vkops: where: --dtype i8, but " + u8 + " is u8"},
 		{nil, []string{"where", b2, u8, "1", "-o", out, "--dtype", "bf16"}, 2, "vkops: where: --dtype bf16 takes float32 files, " + u8 + " is u8"},
 		{nil, []string{"where", b2, "1", "0", "-o", out, "--dtype", "f8"}, 2, "vkops: where: --dtype: unknown element type"},
-		{nil, []string{"where", "1", "1", "0", "-o", out}, 2, "vkops: where: npy: open"},
+		{nil, []string{"where", "1", "1", "0", "-o", out}, 2, "vkops: where: COND must be a .npy file, got the number 1"},
+		// Numbers beyond every type's range, and fractions that float64
+		// rounds to integers, negative ones included.
+		{nil, []string{"where", b2, "1e400", "0", "-o", out}, 2, "vkops: where: input scalar 1e400 cannot be represented as f32"},
+		{nil, []string{"where", b2, "0", "-1e400", "-o", out, "--dtype", "f64"}, 2, "vkops: where: other scalar -1e400 cannot be represented as f64"},
+		{nil, []string{"where", b2, u8, "-1e400", "-o", out}, 2, "vkops: where: other scalar -1e400 cannot be represented as u8"},
+		{nil, []string{"where", b2, "-1e400", f32, "-o", out, "--dtype", "bf16"}, 2, "vkops: where: input scalar -1e400 cannot be represented as bf16"},
+		{nil, []string{"where", b2, "1e-400", i16, "-o", out}, 2, "vkops: where: input scalar 1e-400 cannot be represented as i16"},
+		{nil, []string{"where", b2, "-nan", "0", "-o", out, "--dtype", "i8"}, 2, "vkops: where: input scalar NaN cannot be represented as i8"},
+		// Neither a number nor a file; a number where only a file goes.
+		{nil, []string{"where", b2, f32, "abc", "-o", out}, 2, `vkops: where: operand other: "abc" is neither a number nor an existing file`},
+		{nil, []string{"where", "-1", "1", "0", "-o", out}, 2, "vkops: where: COND must be a .npy file, got the number -1"},
+		{nil, []string{"select", b2, u8, "-1", "-o", out}, 2, "vkops: select: ELSE must be a .npy file, got the number -1"},
+		{nil, []string{"select", "-1e400", u8, u8, "-o", out}, 2, "vkops: select: COND must be a .npy file, got the number -1e400"},
+		{nil, []string{"reduce-or", "-1", "--axes", "0", "-o", out}, 2, "vkops: reduce-or: DATA must be a .npy file, got the number -1"},
 		{nil, []string{"where", c, a, "0", "-o", out}, 2, "vkops: where: cond shape [3 5] and input shape [2 3 4 5] do not broadcast (axis -2: 3 vs 4)"},
 		{nil, []string{"where", b2, "1", "-o", out}, 2, "vkops: where: want COND INPUT OTHER"},
 		{nil, []string{"where", b2, "1", "0"}, 2, "vkops: where: -o OUT is required"},
