@@ -1,7 +1,49 @@
 // Package device opens a Vulkan device, keeps tensors resident on it, and
 // records the work of ops into batches that it submits and waits for.
 //
-// A Device is safe for concurrent use by many goroutines.
+// # Goroutines
+//
+// A Device and its Tensors are safe for concurrent use by many
+// goroutines: ops, transfers, Wait, Sync, Free and Close may be called
+// from any of them. Calls take the device in turn, and each op reads
+// what the calls before it wrote; the order of two calls on different
+// goroutines is the caller's to set, when one writes what the other
+// uses. An ops.Expr is not safe for concurrent use: one per goroutine.
+//
+// # Free and memory
+//
+// Free returns a tensor's memory to the device's pool once the work
+// recorded before it that uses the tensor has finished, so an op still
+// pending reads what it was given. An op called while another goroutine
+// frees one of its tensors either runs on it, having taken it first, or
+// returns an error that matches ErrFreed. Memory in the pool serves the
+// next tensor of its size. Where the heap is full, a new tensor first
+// waits for the pending work that holds freed tensors' memory, then
+// takes back the pool's unused memory; only then is it ErrOutOfMemory,
+// whose message says what holds the heap: live tensors, freed tensors
+// that unfinished work still uses, free slots of the pool.
+//
+// # Close
+//
+// Close lets the calls in progress finish (or return ErrClosed where
+// they would wait past it), submits the work recorded so far and waits
+// for it, then frees every tensor's memory and Vulkan object. Every call
+// after Close, on the device or its tensors, returns ErrClosed, and Free
+// does nothing; a second Close returns once the first has finished.
+// Read what you need before Close: a closed device's tensors hold
+// nothing.
+//
+// # Errors
+//
+// Errors match these with errors.Is: ErrClosed (the device was closed),
+// ErrFreed (a tensor was freed), ErrOutOfMemory (the heap or the host is
+// full; the device stays usable), ErrDeviceLost (the driver lost the
+// device; it is unusable), ErrMisuse (a nil tensor, tensors of two
+// devices, memory that a copy would read while writing it), ErrSize
+// (bytes that do not match a tensor's), ErrNoDevice and ErrNoSuchDevice
+// (Open found no device, or not the one asked for). After any of them
+// but ErrDeviceLost, the device and every tensor not freed work as
+// before, and a call that failed changed none of its inputs.
 package device
 
 import (
@@ -31,17 +73,20 @@ const DriverMesaLLVMpipe = vk.DriverMesaLLVMpipe
 var ErrNoDevice = vk.ErrNoVulkan
 
 // ErrOutOfMemory reports that the device or host ran out of memory for a
-// tensor; the device stays usable.
+// tensor, after the memory that pending work held was reclaimed; the
+// device stays usable.
 var ErrOutOfMemory = errors.New("out of device memory")
 
-// ErrClosed reports use of a closed Device, or of a tensor of one.
+// ErrClosed reports use of a closed Device, or of a tensor of one,
+// including by a call that was waiting when Close began.
 var ErrClosed = errors.New("device closed")
 
 // ErrNoSuchDevice reports that Options.Device (or $VKOPS_DEVICE) names no
 // device that exists.
 var ErrNoSuchDevice = errors.New("no such device")
 
-// ErrFreed reports use of a tensor after Free.
+// ErrFreed reports use of a tensor after Free, including by an op that
+// another goroutine's Free overtook.
 var ErrFreed = errors.New("use after Free")
 
 // ErrSize reports bytes that do not match a tensor's: a Read or Write

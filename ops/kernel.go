@@ -2,6 +2,13 @@
 // types, plans broadcasts and reductions, chooses a kernel and dispatches
 // it. Every rule is checked before anything is dispatched, and a failed op
 // leaves its inputs as they were.
+//
+// Ops may be called from many goroutines on one device; an Expr may not.
+// An op's errors match ErrInvalid where its rules reject the input, and
+// otherwise the device's sentinels: device.ErrClosed, device.ErrFreed
+// (a tensor freed, before the call or by another goroutine during it),
+// device.ErrOutOfMemory. Package device says what Free and Close do to
+// work in flight.
 package ops
 
 import (

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,4 +186,54 @@ func TestFreeRacesOp(t *testing.T) {
 		}
 	}
 	t.Logf("200 races: the op ran %d times, reported ErrFreed %d times", ran, freed)
+}
+
+// TestOutOfMemoryReport fills the heap with live tensors: the error says
+// how much of it live tensors hold, beside what pending work and the
+// pool hold, and the device goes on working.
+func TestOutOfMemoryReport(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	heap := heapSize(d)
+	big, err := d.Empty(tensor.U8, tensor.Shape{int(heap / 2)})
+	must(t, err)
+	_, err = d.Empty(tensor.U8, tensor.Shape{int(heap/2) + 1<<20})
+	if !errors.Is(err, device.ErrOutOfMemory) {
+		t.Fatalf("a tensor past the heap: %v, want ErrOutOfMemory", err)
+	}
+	for _, part := range []string{"by live tensors", "by freed tensors that work not yet finished still uses", "by free slots of the pool's slabs"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("the error does not say what it holds %s: %v", part, err)
+		}
+	}
+	t.Log(err)
+	big.Free()
+	must(t, greaterOnce(d, []float32{1, -1}))
+}
+
+// TestSmallTensorsGiveHeapBack fills the heap with small tensors, which
+// the pool carves from slabs, frees them, then asks for one tensor of
+// most of the heap: the empty slabs must go back to the driver, or a
+// program that once made many small tensors could never make a large one.
+func TestSmallTensorsGiveHeapBack(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	heap := heapSize(d)
+	for round := range 2 {
+		var small []*device.Tensor
+		for {
+			x, err := d.Empty(tensor.U8, tensor.Shape{256 << 10})
+			if errors.Is(err, device.ErrOutOfMemory) {
+				break
+			}
+			must(t, err)
+			small = append(small, x)
+		}
+		for _, x := range small {
+			x.Free()
+		}
+		large, err := d.Empty(tensor.U8, tensor.Shape{int(heap * 3 / 4)})
+		if err != nil {
+			t.Fatalf("round %d: after %d tensors of 256 KiB were freed, 3/4 of the heap: %v", round, len(small), err)
+		}
+		large.Free()
+	}
 }
