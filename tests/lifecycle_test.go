@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,5 +236,33 @@ func TestSmallTensorsGiveHeapBack(t *testing.T) {
 			t.Fatalf("round %d: after %d tensors of 256 KiB were freed, 3/4 of the heap: %v", round, len(small), err)
 		}
 		large.Free()
+	}
+}
+
+// BenchmarkChurn makes an output of each size up to half the heap and
+// frees it unread, b.N times: a program's loop of temporaries, which
+// must never fail for want of memory that it freed. Issue 37's target is
+// 1,000 iterations of each without an error:
+//
+//	go test -run '^$' -bench Churn -benchtime 1000x ./tests
+func BenchmarkChurn(b *testing.B) {
+	d := devtest.Open(b, device.Options{})
+	heap := heapSize(d)
+	for _, size := range []uint64{1 << 20, 64 << 20, 256 << 20, heap / 2} {
+		b.Run(fmt.Sprintf("out=%dMiB", size>>20), func(b *testing.B) {
+			c, err := d.Empty(tensor.Bool, tensor.Shape{int(size / 4)})
+			must(b, err)
+			defer c.Free()
+			must(b, d.Fill(c, 0x01000100))
+			b.SetBytes(int64(size))
+			for i := range b.N {
+				y, err := ops.Where(c, float32(1), float32(2))
+				if err != nil {
+					b.Fatalf("iteration %d: %v", i, err)
+				}
+				y.Free()
+			}
+			must(b, d.Sync())
+		})
 	}
 }
