@@ -157,7 +157,8 @@ func maskCheck(t testing.TB, d *device.Device, op maskOp, mode ops.Broadcast, a,
 
 // TestMaskMatrix runs every op on every type it takes under every
 // broadcast mode, over ranks 0 to 6 and several broadcast patterns, with
-// usual and with 4 KiB pages, against cpuref.
+// usual and with 4 KiB pages, against cpuref, the kernel variants taking
+// the cases in turn. On lavapipe every variant must be eligible.
 func TestMaskMatrix(t *testing.T) {
 	pages := []bool{false, true}
 	if testing.Short() {
@@ -165,16 +166,18 @@ func TestMaskMatrix(t *testing.T) {
 	}
 	for _, small := range pages {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", maskMatrix(t, selOpen(t, small), !testing.Short()))
+			d := selOpen(t, small)
+			vt := kernelTurns(t, d, "mask")
+			t.Logf("%d cases (%v)", maskMatrix(t, d, vt, !testing.Short()), vt)
 		})
 	}
 }
 
-// maskMatrix runs TestMaskMatrix's cases on d and returns how many: with
-// every rank, or taking one rank in turn per type and mode (pipelines
-// are built per rank, type and op, and building them is most of the
-// time).
-func maskMatrix(t *testing.T, d *device.Device, allRanks bool) int {
+// maskMatrix runs TestMaskMatrix's cases on d, the variants of vt in
+// turn, and returns how many: with every rank, or taking one rank in
+// turn per type and mode (pipelines are built per rank, type and op, and
+// building them is most of the time).
+func maskMatrix(t *testing.T, d *device.Device, vt *variantTurns, allRanks bool) int {
 	rng := rand.New(rand.NewPCG(13, 1))
 	ranks := []int{0, 1, 2, 3, 4, 5, 6}
 	// Ops that take the same types take turns, case by case.
@@ -211,6 +214,7 @@ func maskMatrix(t *testing.T, d *device.Device, allRanks bool) int {
 						}
 					}
 					pool := maskPool(rng)
+					vt.use(cases)
 					maskCheck(t, d, op, mode, maskRandom(rng, dt, a, pool), maskRandom(rng, dt, b, pool))
 					cases++
 				}
@@ -222,26 +226,22 @@ func maskMatrix(t *testing.T, d *device.Device, allRanks bool) int {
 
 // TestMaskSizes runs same-shape, row and column broadcasts, and a 0-D b,
 // from zero elements past a workgroup and past several 4 KiB pages, for
-// each element width.
+// each element width, with usual and with 4 KiB pages, the kernel
+// variants taking the cases in turn.
 func TestMaskSizes(t *testing.T) {
-	pages := []bool{false, true}
-	if testing.Short() {
-		pages = pages[:1] // TestMaskVariants runs 4 KiB pages
-	}
-	for _, small := range pages {
+	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", maskSizes(t, selOpen(t, small), false))
+			d := selOpen(t, small)
+			vt := kernelTurns(t, d, "mask")
+			t.Logf("%d cases (%v)", maskSizes(t, d, vt), vt)
 		})
 	}
 }
 
-// maskSizes runs TestMaskSizes's cases on d and returns how many; few
-// leaves out sizes that differ from others only in where they end.
-func maskSizes(t *testing.T, d *device.Device, few bool) int {
+// maskSizes runs TestMaskSizes's cases on d, the variants of vt in turn,
+// and returns how many.
+func maskSizes(t *testing.T, d *device.Device, vt *variantTurns) int {
 	sizes := []int{0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16385, 65536*3 + 5, 1<<20 + 3}
-	if few {
-		sizes = []int{0, 1, 17, 33, 65, 4097, 16385, 65536*3 + 5}
-	}
 	kinds := []struct {
 		op string
 		dt tensor.DType
@@ -263,41 +263,27 @@ func maskSizes(t *testing.T, d *device.Device, few bool) int {
 		byName[op.name] = op
 	}
 	cases := 0
+	check := func(mode ops.Broadcast, op maskOp, a, b *tensor.Host) {
+		vt.use(cases)
+		maskCheck(t, d, op, mode, a, b)
+		cases++
+	}
 	for _, c := range kinds {
 		op := byName[c.op]
 		for _, n := range sizes {
 			pool := maskPool(rng)
 			r := func(s ...int) *tensor.Host { return maskRandom(rng, c.dt, s, pool) }
-			maskCheck(t, d, op, ops.BroadcastNumpy, r(n), r(n))
-			cases++
+			check(ops.BroadcastNumpy, op, r(n), r(n))
 			if op.unary {
 				continue
 			}
 			rows := max(1, n/37)
-			maskCheck(t, d, op, ops.BroadcastNumpy, r(n), r())
-			maskCheck(t, d, op, ops.BroadcastNumpy, r(rows, n/rows), r(rows, 1))
-			maskCheck(t, d, op, ops.BroadcastPDPD, r(rows, n/rows), r(n/rows))
-			cases += 3
+			check(ops.BroadcastNumpy, op, r(n), r())
+			check(ops.BroadcastNumpy, op, r(rows, n/rows), r(rows, 1))
+			check(ops.BroadcastPDPD, op, r(rows, n/rows), r(n/rows))
 		}
 	}
 	return cases
-}
-
-// TestMaskVariants runs every variant of the mask kernel over the cases
-// of TestMaskMatrix and TestMaskSizes; on lavapipe every variant must be
-// eligible.
-func TestMaskVariants(t *testing.T) {
-	forEachKernelVariant(t, "mask", func(t *testing.T, name string) {
-		for _, small := range []bool{false, true} {
-			d := selOpen(t, small)
-			m := 0
-			if !testing.Short() {
-				m = maskMatrix(t, d, false)
-			}
-			s := maskSizes(t, d, true)
-			t.Logf("variant %s, small pages %v: %d matrix, %d sizes", name, small, m, s)
-		}
-	})
 }
 
 // TestMaskLarge runs comparisons whose operands span the device's own

@@ -87,10 +87,10 @@ func reduceData(rng *rand.Rand, shape tensor.Shape, every int, flip bool) *tenso
 // openvino-reduce-logical-or-1.txt, "Examples": the four [6,12,10,24]
 // layers, with data whose results have closed forms (as in cpuref's
 // test): data[a,b,c,d] = a%2 == 0 && b%3 == 0 && c == d%10. And reduces
-// the negation, which negates each result. Each kernel variant runs them
-// (forEachReduceVariant), as it runs every test of the matrix below.
+// the negation, which negates each result. Each kernel variant of the
+// classes they reach runs them (forEachReduceVariant).
 func TestReduceSpecExamples(t *testing.T) {
-	forEachReduceVariant(t, testReduceSpecExamples)
+	forEachReduceVariant(t, reduceMatrixFamilies, testReduceSpecExamples)
 }
 
 func testReduceSpecExamples(t *testing.T) {
@@ -179,20 +179,48 @@ var reduceShapes = []tensor.Shape{
 	{2, 3, 1, 4, 5}, {3, 2, 2, 0, 3}, {3, 5, 7, 11, 13}, {1, 4, 1, 6, 1},
 }
 
+// reduceMatrixFamilies are the families of the plan classes that
+// TestReduceAxisSubsets, TestReduceRandom, TestReduceShortRows and
+// TestReduceGarbagePadding reach: their tensors are too small for a
+// split dispatch, which needs rows of more than 16 KiB and 256 KiB in
+// one dispatch (TestReduceLoneElement and TestReduceLarge split rows
+// with every variant). A family without the variant forced runs its
+// portable one, so forcing texel-subgroup there reran portable.
+var reduceMatrixFamilies = []string{"reduce/rows", "reduce/cols"}
+
+// reduceMatrixTurns returns the variant turns of a reduce matrix on a
+// device with pages of the given size: the variants in turn on the
+// device's pages, and nil, the device's choice, on 4 KiB pages. Each
+// spec constant a plan takes (a row's length in vectors up to 64, in
+// bytes up to 15, ...) is a pipeline, and 4 KiB pages cut rows into
+// pieces of every length: forced there, each variant built nearly all
+// of its ~180 pipelines, the portable ones at about a second each in
+// LLVM on a fresh machine (Mesa keeps them in ~/.cache after). Every
+// variant still reads 4 KiB pages in TestReduceGarbagePadding and
+// TestReduceLoneElement, which reach each reading path.
+func reduceMatrixTurns(t *testing.T, d *device.Device, page uint64) *variantTurns {
+	t.Helper()
+	if page != 0 {
+		return nil
+	}
+	return reduceTurns(t, d, reduceMatrixFamilies...)
+}
+
 // Every subset of the axes of every shape, as given and as negative
 // axes in reverse order, with and without keep_dims, Or and And, on
 // sparse and dense data, with the device's pages and with 4 KiB pages:
-// the device must match cpuref exactly, with every kernel variant.
+// the device must match cpuref exactly. The kernel variants take the
+// cases in turn on the device's pages (reduceMatrixTurns). With -short,
+// each shape, axis set, data and page runs once, Or or And, as given or
+// negative, keep_dims or not taking turns: every plan, not every way of
+// asking for it, which changes only the host's bookkeeping.
 func TestReduceAxisSubsets(t *testing.T) {
-	forEachReduceVariant(t, testReduceAxisSubsets)
-}
-
-func testReduceAxisSubsets(t *testing.T) {
 	for _, page := range []uint64{0, 4096} {
 		t.Run(fmt.Sprintf("page=%d", page), func(t *testing.T) {
 			d := devtest.Open(t, device.Options{PageSize: page})
+			vt := reduceMatrixTurns(t, d, page)
 			rng := rand.New(rand.NewPCG(7, page))
-			cases := 0
+			cases, group := 0, 0
 			for _, shape := range reduceShapes {
 				r := shape.Rank()
 				for _, flip := range []bool{false, true} {
@@ -205,34 +233,45 @@ func testReduceAxisSubsets(t *testing.T) {
 								neg = append([]int{a - r}, neg...)
 							}
 						}
+						// The way of asking that -short takes: each for
+						// two groups in a row, which the variants take
+						// in turn.
+						pick, way := group/2%8, 0
+						group++
 						for _, f := range reduceFns {
 							for _, keep := range []bool{false, true} {
-								reduceCheck(t, d, f, h, axes, keep)
-								reduceCheck(t, d, f, h, neg, keep)
-								cases += 2
+								for _, ax := range [][]int{axes, neg} {
+									if !testing.Short() || way == pick {
+										vt.use(cases)
+										reduceCheck(t, d, f, h, ax, keep)
+										cases++
+									}
+									way++
+								}
 							}
 						}
 					}
 				}
 			}
-			t.Logf("%d cases", cases)
+			t.Logf("%d cases (%v)", cases, vt)
 		})
 	}
 }
 
 // Random shapes of rank 0 to 5 with dimensions of every residue modulo
 // 4 and 16, random axes as given or negative, in random order, on 4 KiB
-// pages, with every kernel variant: the cases a fixed list may miss.
+// pages, with the device's choice of variant (reduceMatrixTurns): the
+// cases a fixed list may miss. 5000 cases; with -short the first 500.
 func TestReduceRandom(t *testing.T) {
-	forEachReduceVariant(t, testReduceRandom)
-}
-
-func testReduceRandom(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
 	rng := rand.New(rand.NewPCG(11, 13))
 	sizes := []int{0, 1, 1, 2, 3, 4, 5, 7, 15, 16, 17, 33, 48, 64, 100, 129, 300, 1000}
+	total := 5000
+	if testing.Short() {
+		total = 500
+	}
 	cases := 0
-	for cases < 5000 {
+	for cases < total {
 		shape := tensor.Shape{}
 		n := 1
 		for range rng.IntN(6) {
@@ -266,51 +305,57 @@ func testReduceRandom(t *testing.T) {
 // which only normalise bytes to 0/1; on the device's pages and on 4 KiB
 // pages, whose pieces start anywhere in a vector. The data mixes rows
 // that hold an odd byte with rows that do not, and "true" bytes that are
-// not 1. Every kernel variant runs them.
+// not 1. On the device's pages the kernel variants take the lengths in
+// turn (reduceMatrixTurns). With -short, the lengths of 1 to 16 and
+// either side of the classes' bounds only.
 func TestReduceShortRows(t *testing.T) {
-	forEachReduceVariant(t, testReduceShortRows)
-}
-
-func testReduceShortRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 17))
 	lengths := []int{}
 	for n := 1; n <= 16; n++ {
 		lengths = append(lengths, n)
 	}
-	for n := 17; n <= 1100; n += 1 + n/8 {
-		lengths = append(lengths, n)
+	if !testing.Short() {
+		for n := 17; n <= 1100; n += 1 + n/8 {
+			lengths = append(lengths, n)
+		}
 	}
 	lengths = append(lengths, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025)
 	cases := 0
 	for _, page := range []uint64{0, 4096} {
-		d := devtest.Open(t, device.Options{PageSize: page})
-		for _, n := range lengths {
-			for _, rows := range []int{1, 15, 16, 17, 1000, 4099} {
-				if n*rows > 1<<20 {
-					continue
+		t.Run(fmt.Sprintf("page=%d", page), func(t *testing.T) {
+			d := devtest.Open(t, device.Options{PageSize: page})
+			vt := reduceMatrixTurns(t, d, page)
+			for j, n := range lengths {
+				for _, rows := range []int{1, 15, 16, 17, 1000, 4099} {
+					if n*rows > 1<<20 {
+						continue
+					}
+					h := reduceData(rng, tensor.Shape{rows, n}, 2*n, rng.IntN(2) == 0)
+					vt.use(j)
+					reduceCheck(t, d, reduceFns[cases%2], h, []int{1}, cases%3 == 0)
+					cases++
 				}
-				h := reduceData(rng, tensor.Shape{rows, n}, 2*n, rng.IntN(2) == 0)
-				reduceCheck(t, d, reduceFns[cases%2], h, []int{1}, cases%3 == 0)
-				cases++
 			}
-		}
-		for _, c := range []struct {
-			shape tensor.Shape
-			axes  []int
-		}{
-			{tensor.Shape{1, 70001}, []int{0}},
-			{tensor.Shape{70001, 1}, []int{1}},
-			{tensor.Shape{3, 1, 4099, 1}, []int{1, 3}},
-			{tensor.Shape{1, 1, 16}, []int{0, 1}},
-			{tensor.Shape{1 << 18, 1}, []int{-1}},
-			{tensor.Shape{5}, []int{}},
-		} {
-			for _, f := range reduceFns {
-				h := reduceData(rng, c.shape, 3, f.name == "and")
-				reduceCheck(t, d, f, h, c.axes, cases%2 == 0)
-				cases++
+			for _, c := range []struct {
+				shape tensor.Shape
+				axes  []int
+			}{
+				{tensor.Shape{1, 70001}, []int{0}},
+				{tensor.Shape{70001, 1}, []int{1}},
+				{tensor.Shape{3, 1, 4099, 1}, []int{1, 3}},
+				{tensor.Shape{1, 1, 16}, []int{0, 1}},
+				{tensor.Shape{1 << 18, 1}, []int{-1}},
+				{tensor.Shape{5}, []int{}},
+			} {
+				for _, f := range reduceFns {
+					h := reduceData(rng, c.shape, 3, f.name == "and")
+					vt.use(cases)
+					reduceCheck(t, d, f, h, c.axes, cases%2 == 0)
+					cases++
+				}
 			}
-		}
+			t.Logf("%v", vt)
+		})
 	}
 	t.Logf("%d cases", cases)
 }
@@ -322,7 +367,7 @@ func testReduceShortRows(t *testing.T) {
 // be quick; the expected output is the identity everywhere but at the
 // odd element's output index. Every kernel variant runs them.
 func TestReduceLoneElement(t *testing.T) {
-	forEachReduceVariant(t, testReduceLoneElement)
+	forEachReduceVariant(t, nil, testReduceLoneElement)
 }
 
 func testReduceLoneElement(t *testing.T) {
@@ -563,75 +608,91 @@ func TestReduceEmptyOutput(t *testing.T) {
 
 // Tensors larger than the device's 128 MiB binding limit (lavapipe),
 // and dispatches of more than 65535 workgroups, at full size, with every
-// kernel variant: texel views as large as a page.
+// kernel variant of the classes each reaches: texel views as large as a
+// page. The host's data and answers are made once for every variant.
 func TestReduceLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads more than 128 MiB")
 	}
-	forEachReduceVariant(t, testReduceLarge)
-}
-
-func testReduceLarge(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	// A full reduction of 160 MiB + 3: the lone odd element is the last.
-	n := 160<<20 + 3
-	for _, f := range reduceFns {
-		fill := byte(0)
-		if f.name == "and" {
-			fill = 1
-		}
+	// A full reduction of 160 MiB + 3, rows split across invocations:
+	// the lone odd element is the last.
+	t.Run("160MiB", func(t *testing.T) {
+		n := 160<<20 + 3
 		h := &tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{n}, Data: make([]byte, n)}
-		for i := range h.Data {
-			h.Data[i] = fill
-		}
-		for _, last := range []byte{fill, 1 - fill} {
-			h.Data[n-1] = last
-			got, err := reduceOnDevice(d, f, h, []int{0}, false)
-			if err != nil {
-				t.Fatal(err)
+		forEachReduceVariant(t, nil, func(t *testing.T) {
+			d := devtest.Open(t, device.Options{})
+			for _, f := range reduceFns {
+				fill := byte(0)
+				if f.name == "and" {
+					fill = 1
+				}
+				for i := range h.Data {
+					h.Data[i] = fill
+				}
+				for _, last := range []byte{fill, 1 - fill} {
+					h.Data[n-1] = last
+					got, err := reduceOnDevice(d, f, h, []int{0}, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// The other elements are the identity: the last decides.
+					if got.Data[0] != last {
+						t.Errorf("%s of %d bytes, last %d: got %d", f.name, n, last, got.Data[0])
+					}
+				}
 			}
-			// The other elements are the identity: the last decides.
-			if got.Data[0] != last {
-				t.Errorf("%s of %d bytes, last %d: got %d", f.name, n, last, got.Data[0])
-			}
-		}
-	}
+		})
+	})
 
 	// [8200, 20483] over each axis: rows cross the page boundaries.
 	rng := rand.New(rand.NewPCG(3, 9))
-	const R, C = 8200, 20483
-	h := reduceData(rng, tensor.Shape{R, C}, 50000, false)
-	rows, cols := make([]byte, R), make([]byte, C)
-	for r := range R {
-		for c := range C {
-			if h.Data[r*C+c] != 0 {
-				rows[r], cols[c] = 1, 1
+	t.Run("rows-and-columns", func(t *testing.T) {
+		const R, C = 8200, 20483
+		h := reduceData(rng, tensor.Shape{R, C}, 50000, false)
+		rows, cols := make([]byte, R), make([]byte, C)
+		for r := range R {
+			for c := range C {
+				if h.Data[r*C+c] != 0 {
+					rows[r], cols[c] = 1, 1
+				}
 			}
 		}
-	}
-	for axis, want := range [][]byte{cols, rows} {
-		got, err := reduceOnDevice(d, reduceFns[0], h, []int{axis}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got.Data) != string(want) {
-			t.Errorf("or over axis %d of [%d %d] differs from the host", axis, R, C)
-		}
-	}
+		forEachReduceVariant(t, reduceMatrixFamilies, func(t *testing.T) {
+			d := devtest.Open(t, device.Options{})
+			for axis, want := range [][]byte{cols, rows} {
+				got, err := reduceOnDevice(d, reduceFns[0], h, []int{axis}, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got.Data) != string(want) {
+					t.Errorf("or over axis %d of [%d %d] differs from the host", axis, R, C)
+				}
+			}
+		})
+	})
 
 	// 2^24 + 5 rows of 2: one invocation per four rows and 64 per
 	// workgroup make more than 65535 workgroups.
-	const M = 1<<24 + 5
-	h = reduceData(rng, tensor.Shape{M, 2}, 3, false)
-	got, err := reduceOnDevice(d, reduceFns[1], h, []int{1}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m := range M {
-		if want := boolByte(h.Data[2*m] != 0 && h.Data[2*m+1] != 0); got.Data[m] != want {
-			t.Fatalf("and over rows of 2: row %d is %d, want %d", m, got.Data[m], want)
+	t.Run("many-workgroups", func(t *testing.T) {
+		const M = 1<<24 + 5
+		h := reduceData(rng, tensor.Shape{M, 2}, 3, false)
+		want := make([]byte, M)
+		for m := range M {
+			want[m] = boolByte(h.Data[2*m] != 0 && h.Data[2*m+1] != 0)
 		}
-	}
+		forEachReduceVariant(t, reduceMatrixFamilies, func(t *testing.T) {
+			d := devtest.Open(t, device.Options{})
+			got, err := reduceOnDevice(d, reduceFns[1], h, []int{1}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m := range M {
+				if got.Data[m] != want[m] {
+					t.Fatalf("and over rows of 2: row %d is %d, want %d", m, got.Data[m], want[m])
+				}
+			}
+		})
+	})
 }
 
 // FuzzReduce compares the device with cpuref on small tensors of any

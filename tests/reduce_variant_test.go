@@ -19,11 +19,12 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// reduceVariants returns the variant names of the reduce families, each
+// reduceVariants returns the variant names of the reduce families named
+// (keys such as "reduce/rows"; with none, of every reduce family), each
 // once, in the order the families list them, and the ones d can run.
-func reduceVariants(d *device.Device) (all, eligible []string) {
+func reduceVariants(d *device.Device, families ...string) (all, eligible []string) {
 	for _, vi := range ops.Variants(d) {
-		if !strings.HasPrefix(vi.Family, "reduce/") {
+		if !strings.HasPrefix(vi.Family, "reduce/") || len(families) > 0 && !slices.Contains(families, vi.Family) {
 			continue
 		}
 		for _, v := range vi.Variants {
@@ -41,11 +42,15 @@ func reduceVariants(d *device.Device) (all, eligible []string) {
 }
 
 // forEachReduceVariant runs f as subtest variant=NAME for every variant
-// of the reduce families, with $VKOPS_VARIANT forcing it: each must match
-// cpuref, not only the one measured fastest on this device. A variant
-// the device cannot run is skipped, and says so.
-func forEachReduceVariant(t *testing.T, f func(t *testing.T)) {
-	all, eligible := reduceVariants(devtest.Open(t, device.Options{}))
+// of the reduce families named (with none, of every one), with
+// $VKOPS_VARIANT forcing it: each must match cpuref, not only the one
+// measured fastest on this device. A variant the device cannot run is
+// skipped, and says so. A family without the variant forced runs its
+// portable one, so a test that reaches some classes only names their
+// families: forcing texel-subgroup, which only reduce/split has, where
+// no dispatch is split would rerun portable.
+func forEachReduceVariant(t *testing.T, families []string, f func(t *testing.T)) {
+	all, eligible := reduceVariants(devtest.Open(t, device.Options{}), families...)
 	for _, v := range all {
 		t.Run("variant="+v, func(t *testing.T) {
 			if !slices.Contains(eligible, v) {
@@ -57,6 +62,21 @@ func forEachReduceVariant(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// reduceTurns returns turns over the variants of the reduce families
+// named, as forEachReduceVariant runs them.
+func reduceTurns(t *testing.T, d *device.Device, families ...string) *variantTurns {
+	t.Helper()
+	all, eligible := reduceVariants(d, families...)
+	if len(all) == 0 {
+		t.Fatalf("no reduce family of %v is registered", families)
+	}
+	ok := map[string]bool{}
+	for _, v := range eligible {
+		ok[v] = true
+	}
+	return newVariantTurns(t, d, all, ok)
+}
+
 // The bytes between a tensor's end and its page's end are undefined:
 // here they are left true (Or) or false (And) by a tensor that used the
 // same memory before, and no variant may count them. Lengths run over
@@ -64,7 +84,7 @@ func forEachReduceVariant(t *testing.T, f func(t *testing.T)) {
 // with rows, columns and whole tensors ending there, on 4 KiB pages
 // and the device's.
 func TestReduceGarbagePadding(t *testing.T) {
-	forEachReduceVariant(t, func(t *testing.T) {
+	forEachReduceVariant(t, reduceMatrixFamilies, func(t *testing.T) {
 		cases := 0
 		for _, page := range []uint64{0, 4096} {
 			d := devtest.Open(t, device.Options{PageSize: page})

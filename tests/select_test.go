@@ -338,25 +338,37 @@ func selShapes(rng *rand.Rand, mode ops.Broadcast, rank, pattern, maxN int) (c, 
 
 // TestSelectMatrix runs every element type under every broadcast mode,
 // over ranks 0 to 6 and several broadcast patterns each, on a device with
-// the usual pages and on one with 4 KiB pages, against cpuref.
+// the usual pages and on one with 4 KiB pages (tensors spanning many
+// pages, so texel views start at many offsets), against cpuref, the
+// kernel variants taking the cases in turn. On lavapipe every variant
+// must be eligible. With -short, each mode, rank and pattern runs once,
+// the element types taking turns: every plan the patterns make, at each
+// element width, without the full cross.
 func TestSelectMatrix(t *testing.T) {
 	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", selMatrix(t, selOpen(t, small)))
+			d := selOpen(t, small)
+			vt := kernelTurns(t, d, "select")
+			t.Logf("%d cases (%v)", selMatrix(t, d, vt), vt)
 		})
 	}
 }
 
-// selMatrix runs TestSelectMatrix's cases on d and returns how many.
-func selMatrix(t *testing.T, d *device.Device) int {
+// selMatrix runs TestSelectMatrix's cases on d, the variants of vt in
+// turn, and returns how many.
+func selMatrix(t *testing.T, d *device.Device, vt *variantTurns) int {
 	rng := rand.New(rand.NewPCG(2, 3))
 	cases := 0
-	for _, dt := range tensor.DTypes {
-		for _, mode := range selModes {
+	for i, dt := range tensor.DTypes {
+		for m, mode := range selModes {
 			for rank := range 7 {
 				for pattern := range 10 {
+					if testing.Short() && (m*70+rank*10+pattern)%len(tensor.DTypes) != i {
+						continue
+					}
 					maxN := 1 << (4 + rng.IntN(14))
 					c, a, b := selShapes(rng, mode, rank, pattern, maxN)
+					vt.use(cases)
 					selCheck(t, d, fmt.Sprintf("pattern %d", pattern), mode,
 						selRandom(rng, tensor.Bool, c), selRandom(rng, dt, a), selRandom(rng, dt, b))
 					cases++
@@ -369,36 +381,44 @@ func selMatrix(t *testing.T, d *device.Device) int {
 
 // TestSelectSizes runs one-dimensional and row/column patterns from zero
 // elements past a full workgroup and past several 4 KiB pages, for each
-// element width.
+// element width, the kernel variants taking the cases in turn. With
+// -short, sizes either side of 16 elements and of a 4 KiB page only.
 func TestSelectSizes(t *testing.T) {
 	for _, small := range []bool{false, true} {
 		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-			t.Logf("%d cases", selSizes(t, selOpen(t, small)))
+			d := selOpen(t, small)
+			vt := kernelTurns(t, d, "select")
+			t.Logf("%d cases (%v)", selSizes(t, d, vt), vt)
 		})
 	}
 }
 
-// selSizes runs TestSelectSizes's cases on d and returns how many.
-func selSizes(t *testing.T, d *device.Device) int {
+// selSizes runs TestSelectSizes's cases on d, the variants of vt in
+// turn, and returns how many.
+func selSizes(t *testing.T, d *device.Device, vt *variantTurns) int {
 	sizes := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 4095, 4096, 4097, 16383, 16384, 16385, 65536*3 + 5, 1<<20 + 3}
 	rng := rand.New(rand.NewPCG(3, 4))
 	cases := 0
+	check := func(name string, mode ops.Broadcast, cond, then, els *tensor.Host) {
+		vt.use(cases)
+		selCheck(t, d, name, mode, cond, then, els)
+		cases++
+	}
+	if testing.Short() {
+		sizes = []int{0, 1, 15, 16, 17, 33, 4095, 4096, 4097, 16385}
+	}
 	for _, dt := range []tensor.DType{tensor.Bool, tensor.I16, tensor.F32, tensor.F64} {
 		for _, n := range sizes {
-			if testing.Short() && n > 1<<16 {
-				continue
-			}
 			cond := selRandom(rng, tensor.Bool, tensor.Shape{n})
 			then, els := selRandom(rng, dt, tensor.Shape{n}), selRandom(rng, dt, tensor.Shape{n})
-			selCheck(t, d, "same", ops.BroadcastNumpy, cond, then, els)
-			selCheck(t, d, "0-D else", ops.BroadcastNumpy, cond, then, selRandom(rng, dt, nil))
+			check("same", ops.BroadcastNumpy, cond, then, els)
+			check("0-D else", ops.BroadcastNumpy, cond, then, selRandom(rng, dt, nil))
 			rows := max(1, n/37)
 			shape := tensor.Shape{rows, n / rows}
-			selCheck(t, d, "rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
+			check("rows", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
 				selRandom(rng, dt, shape), selRandom(rng, dt, shape))
-			selCheck(t, d, "columns", ops.BroadcastPDPD, selRandom(rng, tensor.Bool, tensor.Shape{n / rows}),
+			check("columns", ops.BroadcastPDPD, selRandom(rng, tensor.Bool, tensor.Shape{n / rows}),
 				selRandom(rng, dt, shape), selRandom(rng, dt, tensor.Shape{rows, 1}))
-			cases += 4
 		}
 	}
 	return cases
@@ -489,19 +509,6 @@ func TestSelectBadTensors(t *testing.T) {
 	}
 	big := []*tensor.Host{selRandom(rng, tensor.Bool, nil), selRandom(rng, tensor.U8, tensor.Shape{1 << 24, 1}), selRandom(rng, tensor.U8, tensor.Shape{1<<24 + 1})}
 	selCheck(t, d, "too many to address", ops.BroadcastNumpy, big[0], big[1], big[2])
-}
-
-// TestSelectLarge selects between operands of more than 300 MiB, which
-// span several of lavapipe's 128 MiB pages.
-func TestSelectLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("operands of 300 MiB and more")
-	}
-	d := selOpen(t, false)
-	rng := rand.New(rand.NewPCG(6, 7))
-	const rows = 82000 // then and the output: 82000 x 1024 f32, 328 MiB
-	selCheck(t, d, "large", ops.BroadcastNumpy, selRandom(rng, tensor.Bool, tensor.Shape{rows, 1}),
-		selRandom(rng, tensor.F32, tensor.Shape{rows, 1024}), selRandom(rng, tensor.F32, tensor.Shape{1, 1024}))
 }
 
 // TestSelectConcurrent runs selects from several goroutines on one
@@ -709,13 +716,25 @@ func TestWhereSpecShapes(t *testing.T) {
 // TestWhereMatrix crosses tensors, typed scalars and plain numbers of
 // every type with the README's conversion rules (exact, round to nearest
 // even into f16/bf16/f32, an error where the value does not fit), against
-// cpuref given the converted scalars.
+// cpuref given the converted scalars, with usual and with 4 KiB pages
+// (with -short, 4 KiB pages only), the kernel variants taking the cases
+// in turn.
 func TestWhereMatrix(t *testing.T) {
-	t.Logf("%d cases", whereMatrix(t, selOpen(t, true)))
+	for _, small := range []bool{false, true} {
+		if testing.Short() && !small {
+			continue
+		}
+		t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
+			d := selOpen(t, small)
+			vt := kernelTurns(t, d, "select")
+			t.Logf("%d cases (%v)", whereMatrix(t, d, vt), vt)
+		})
+	}
 }
 
-// whereMatrix runs TestWhereMatrix's cases on d and returns how many.
-func whereMatrix(t *testing.T, d *device.Device) int {
+// whereMatrix runs TestWhereMatrix's cases on d, the variants of vt in
+// turn, and returns how many.
+func whereMatrix(t *testing.T, d *device.Device, vt *variantTurns) int {
 	rng := rand.New(rand.NewPCG(9, 10))
 	values := []any{0, 1, -1, 300, 65504, 65520, 1 << 24, 1<<24 + 1, 0.1, -0.0, 1e300, math.NaN(), math.Inf(-1),
 		float32(3.4e38), uint64(math.MaxUint64), int64(math.MinInt64), true, int8(-5), uint16(7), 1.5}
@@ -736,7 +755,9 @@ func whereMatrix(t *testing.T, d *device.Device) int {
 				}
 				return whereArg{h: selRandom(rng, dt, s)}
 			}
-			whereCheck(t, d, selRandom(rng, tensor.Bool, c), arg(a), arg(b))
+			cond, x, y := selRandom(rng, tensor.Bool, c), arg(a), arg(b)
+			vt.use(cases)
+			whereCheck(t, d, cond, x, y)
 			cases++
 		}
 	}

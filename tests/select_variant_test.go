@@ -3,8 +3,10 @@ package tests
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vkops/vkops/device"
@@ -64,22 +66,81 @@ func runVariants(t *testing.T, names []string, eligible map[string]bool, f func(
 	}
 }
 
-// TestSelectVariants runs every variant of the select kernel, not only the
-// one a device would choose, over the cases of TestSelectMatrix,
-// TestSelectSizes and TestWhereMatrix, with the usual pages and with
-// 4 KiB pages (tensors spanning many pages, so texel views start at many
-// offsets), against cpuref. On lavapipe every variant must be eligible,
-// so that none is skipped there unnoticed.
-func TestSelectVariants(t *testing.T) {
-	forEachKernelVariant(t, "select", func(t *testing.T, name string) {
-		for _, small := range []bool{false, true} {
-			t.Run(fmt.Sprintf("small-pages=%v", small), func(t *testing.T) {
-				d := selOpen(t, small)
-				m, s, w := selMatrix(t, d), selSizes(t, d), whereMatrix(t, d)
-				t.Logf("variant %s: %d matrix, %d sizes, %d where cases", name, m, s, w)
-			})
+// variantTurns forces kernel variants in turn through $VKOPS_VARIANT,
+// one case at a time, so that a matrix runs once with each variant on
+// its share of the cases: running it whole once per variant checked the
+// same plans three times. Tests of what one variant does on its own (a
+// texel view's offsets and padding, special values) still run each in
+// full.
+type variantTurns struct {
+	names []string
+	count []int
+}
+
+// newVariantTurns returns turns over the eligible ones of names, in that
+// order. On lavapipe every variant must be eligible, so that none is
+// left out there unnoticed; elsewhere the log names those left out.
+// $VKOPS_VARIANT set for the run makes every case run that variant: a
+// whole matrix with one variant. It is restored when t ends.
+func newVariantTurns(t *testing.T, d *device.Device, names []string, eligible map[string]bool) *variantTurns {
+	t.Helper()
+	t.Setenv("VKOPS_VARIANT", "")
+	vt := &variantTurns{}
+	if v := forcedVariant(); v != "" {
+		names = nil
+		vt.names = []string{v}
+	}
+	for _, name := range names {
+		switch {
+		case eligible[name]:
+			vt.names = append(vt.names, name)
+		case strings.Contains(d.Info().Name, "llvmpipe"):
+			t.Fatalf("lavapipe cannot run variant %s", name)
+		default:
+			t.Logf("SKIP: the device cannot run variant %s", name)
 		}
-	})
+	}
+	if len(vt.names) == 0 {
+		t.Fatalf("the device can run none of the variants %v", names)
+	}
+	vt.count = make([]int, len(vt.names))
+	return vt
+}
+
+// forcedVariant is $VKOPS_VARIANT as the run began, before any test
+// forced a variant.
+var forcedVariant = sync.OnceValue(func() string { return strings.TrimSpace(os.Getenv("VKOPS_VARIANT")) })
+
+// kernelTurns returns turns over the variants of op's kernels.
+func kernelTurns(t *testing.T, d *device.Device, op string) *variantTurns {
+	t.Helper()
+	names, eligible := kernelVariants(t, d, op)
+	return newVariantTurns(t, d, names, eligible)
+}
+
+// use forces variant i (modulo their number) on what runs next. Nil
+// turns force nothing: the device's choice runs.
+func (vt *variantTurns) use(i int) {
+	if vt == nil {
+		return
+	}
+	k := i % len(vt.names)
+	if err := os.Setenv("VKOPS_VARIANT", vt.names[k]); err != nil {
+		panic(err)
+	}
+	vt.count[k]++
+}
+
+// String says how many cases each variant ran, as "portable 3, texel 3".
+func (vt *variantTurns) String() string {
+	if vt == nil {
+		return "the device's choice of variant"
+	}
+	var parts []string
+	for k, name := range vt.names {
+		parts = append(parts, fmt.Sprintf("%s %d", name, vt.count[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // TestSelectVariantOffsets runs each variant on rows that start at every
@@ -115,8 +176,9 @@ func TestSelectVariantOffsets(t *testing.T) {
 
 // TestSelectVariantsLarge runs each variant where operands span the
 // device's own pages (128 MiB on lavapipe), so that views start at page
-// boundaries in the middle of a select: TestSelectLarge's row
-// broadcast, and a same-shape select whose length is no whole block.
+// boundaries in the middle of a select: a row broadcast whose then and
+// output are 328 MiB, and a same-shape select whose length is no whole
+// block. The variant a device chooses is one of them.
 func TestSelectVariantsLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("operands of 130 MiB and more")

@@ -13,34 +13,37 @@ import (
 const zooElems = 3000
 
 // TestSelectZoo runs every pattern of the benchmark's zoo
-// (bench.ZooPatterns), shrunk by ZooPattern.Small, with every variant of
-// the select kernel, with the usual pages and, unless -short, with 4 KiB
-// pages, against cpuref. The patterns take the element widths in turn
-// (1, 2, 4 and 8 bytes), so each width meets a quarter of the zoo: every
-// pattern and width builds pipelines of its own, which is most of the
-// test's time on lavapipe.
+// (bench.ZooPatterns), shrunk by ZooPattern.Small, with the usual pages
+// and, unless -short, with 4 KiB pages, against cpuref. The patterns
+// take the element widths in turn (1, 2, 4 and 8 bytes), so each width
+// meets a quarter of the zoo: every pattern and width builds pipelines
+// of its own, which is most of the test's time on lavapipe. The variants
+// of the select kernel take the patterns in turn too, shifted by one on
+// 4 KiB pages: each variant meets each width on each page size, and
+// each pattern meets two variants.
 func TestSelectZoo(t *testing.T) {
-	forEachKernelVariant(t, "select", func(t *testing.T, name string) {
-		cases := 0
-		for _, small := range []bool{false, true} {
-			if small && testing.Short() {
-				continue
-			}
-			d := selOpen(t, small)
-			for i, p := range bench.ZooPatterns() {
-				q := p.Small(zooElems)
-				dt := []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64}[i%4]
-				c := q.Case(dt)
-				res, err := bench.Compare(d, c)
-				switch {
-				case err != nil:
-					t.Errorf("%s (small-pages=%v): %v", c.Name(), small, err)
-				case !res.Agree:
-					t.Errorf("%s (%s cond %v then %v else %v, small-pages=%v): %s", c.Name(), p.Mode, q.Cond, q.Then, q.Else, small, res.Mismatch)
-				}
-				cases++
-			}
+	cases := 0
+	for p, small := range []bool{false, true} {
+		if small && testing.Short() {
+			continue
 		}
-		t.Logf("variant %s: %d zoo cases", name, cases)
-	})
+		d := selOpen(t, small)
+		vt := kernelTurns(t, d, "select")
+		for i, zp := range bench.ZooPatterns() {
+			q := zp.Small(zooElems)
+			dt := []tensor.DType{tensor.Bool, tensor.F16, tensor.F32, tensor.F64}[i%4]
+			c := q.Case(dt)
+			vt.use(i + p)
+			res, err := bench.Compare(d, c)
+			switch {
+			case err != nil:
+				t.Errorf("%s (small-pages=%v): %v", c.Name(), small, err)
+			case !res.Agree:
+				t.Errorf("%s (%s cond %v then %v else %v, small-pages=%v): %s", c.Name(), zp.Mode, q.Cond, q.Then, q.Else, small, res.Mismatch)
+			}
+			cases++
+		}
+		t.Logf("small-pages=%v: %v", small, vt)
+	}
+	t.Logf("%d zoo cases", cases)
 }
