@@ -204,6 +204,13 @@ func specialHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Ho
 // bit. It returns whether the Expr ran fused.
 func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) bool {
 	t.Helper()
+	return runChainOf(t, d, c, hosts, true)
+}
+
+// runChainOf is runChain, which leaves out the ops one by one unless
+// unfused.
+func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, unfused bool) bool {
+	t.Helper()
 	var e Expr
 	var in, dev, ref []any
 	for _, h := range hosts {
@@ -218,8 +225,11 @@ func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) boo
 	defer got.Free()
 	fused := e.compiled[len(e.compiled)-1].fused
 	want := c.make(refBuilder{t}, ref).(*tensor.Host)
-	unfused := c.make(opsBuilder{t}, dev).(*device.Tensor)
-	for k, y := range []*device.Tensor{got, unfused} {
+	ys := []*device.Tensor{got}
+	if unfused {
+		ys = append(ys, c.make(opsBuilder{t}, dev).(*device.Tensor))
+	}
+	for k, y := range ys {
 		h, err := y.Download()
 		if err != nil {
 			t.Fatal(err)
@@ -237,30 +247,53 @@ func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) boo
 }
 
 // TestExprChains runs each chain on f32 and f16 in three broadcast
-// classes (the mask as the data's shape, a column, a row) under the CPU
-// and the GPU profile, on the usual pages and on 4 KiB pages, fused
-// against unfused against cpuref; each of more than one op must have run
-// fused.
+// classes (the mask as the data's shape, a column, a row), fused against
+// unfused against cpuref; each of more than one op must have run fused.
+// The 36 cases take in turn the CPU and the GPU profile on the usual
+// pages and on 4 KiB pages (pageProfiles), so that each profile runs
+// every chain in every class and at both types, and each chain meets
+// both page sizes: the matrix once, not once a page size and profile.
+// -short runs f32 only.
 func TestExprChains(t *testing.T) {
 	t.Cleanup(func() { forcedProfile.Store(nil) })
-	for _, page := range []uint64{0, 4096} {
-		d := devtest.Open(t, device.Options{PageSize: page})
-		rng := rand.New(rand.NewPCG(60, page))
-		for _, p := range []*profile{&cpuProfile, &gpuProfile} {
-			forcedProfile.Store(p)
-			for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
-				for _, masks := range []tensor.Shape{{37, 130}, {37, 1}, {1, 130}} {
-					for _, c := range chains {
-						hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
-						// A masked fill is one op, which runs as itself.
-						if fused := runChain(t, d, c, hosts); fused != (c.name != "masked-fill") {
-							t.Errorf("%s %v, mask %v, profile %s: fused %v", c.name, dt, masks, p.name, fused)
-						}
-					}
+	pps := pageProfiles(t)
+	rng, n := rand.New(rand.NewPCG(60, 0)), [4]int{}
+	dts := []tensor.DType{tensor.F32, tensor.F16}
+	if testing.Short() {
+		dts = dts[:1]
+	}
+	for di, dt := range dts {
+		for mi, masks := range []tensor.Shape{{37, 130}, {37, 1}, {1, 130}} {
+			for ci, c := range chains {
+				k := (di + mi + ci) % len(pps)
+				pp := pps[k]
+				forcedProfile.Store(pp.p)
+				hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
+				// A masked fill is one op, which runs as itself.
+				if fused := runChain(t, pp.d, c, hosts); fused != (c.name != "masked-fill") {
+					t.Errorf("%s %v, mask %v, profile %s: fused %v", c.name, dt, masks, pp.p.name, fused)
 				}
+				n[k]++
 			}
 		}
 	}
+	t.Logf("cases by page size and profile: %v", n)
+}
+
+// A pageProfile is a device, of the usual pages or of 4 KiB, and the
+// profile its ops plan by.
+type pageProfile struct {
+	d *device.Device
+	p *profile
+}
+
+// pageProfiles opens a device of the usual pages and one of 4 KiB pages
+// and returns each with the CPU and the GPU profile, alternating the
+// profiles: a case of turn i takes the i mod 4th, so that turns of
+// either parity meet both page sizes.
+func pageProfiles(t *testing.T) []pageProfile {
+	usual, small := devtest.Open(t, device.Options{}), devtest.Open(t, device.Options{PageSize: 4096})
+	return []pageProfile{{usual, &cpuProfile}, {usual, &gpuProfile}, {small, &cpuProfile}, {small, &gpuProfile}}
 }
 
 // instructionChains are chains that between them take every instruction
@@ -302,16 +335,22 @@ func instructionChains(dt tensor.DType) []chain {
 }
 
 // TestExprInstructions runs every instruction on every element type,
-// special values among random bits, fused against unfused against
-// cpuref; each chain must have run fused.
+// special values among random bits, fused against cpuref; each chain
+// must have run fused. The ops one by one are left out: the mask and
+// select tests check each of them on every type against cpuref, and here
+// they built 324 of the 411 pipelines (most of the test's time on
+// lavapipe). -short runs every other chain of each type, alternating.
 func TestExprInstructions(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(61, 62))
-	for _, dt := range tensor.DTypes {
-		for _, c := range instructionChains(dt) {
+	for di, dt := range tensor.DTypes {
+		for ci, c := range instructionChains(dt) {
+			if testing.Short() && (di+ci)%2 != 0 {
+				continue
+			}
 			hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{17, 33}), specialHost(rng, dt, tensor.Shape{1, 33}),
 				randomHost(rng, tensor.Bool, tensor.Shape{17, 1})}
-			if !runChain(t, d, c, hosts) {
+			if !runChainOf(t, d, c, hosts, false) {
 				t.Errorf("%s on %v: ran op by op", c.name, dt)
 			}
 		}
@@ -727,45 +766,47 @@ func FuzzExpr(f *testing.F) {
 // is whole chunks (rows of 16, 64, 128, 192 and 3 × 64 elements, over
 // the last axis or two, kept or not), and reduce the fused chain's mask
 // after it where not (rows of 130, an outer axis); against the ops one
-// by one, with NaNs and infinities in a row now and then, on usual and
-// 4 KiB pages, under both profiles.
+// by one, with NaNs and infinities in a row now and then. The 28 cases
+// take in turn the CPU and the GPU profile on usual and 4 KiB pages
+// (pageProfiles): each profile meets every shape at both types, and
+// every shape both page sizes.
 func TestExprRowFolds(t *testing.T) {
 	t.Cleanup(func() { forcedProfile.Store(nil) })
-	for _, page := range []uint64{0, 4096} {
-		d := devtest.Open(t, device.Options{PageSize: page})
-		rng := rand.New(rand.NewPCG(71, page))
-		for _, p := range []*profile{&cpuProfile, &gpuProfile} {
-			forcedProfile.Store(p)
-			for _, c := range []struct {
-				shape tensor.Shape
-				axes  []int
-				keep  bool
-				folds bool
-			}{
-				{tensor.Shape{37, 128}, []int{1}, false, true},
-				{tensor.Shape{300, 16}, []int{-1}, true, true},
-				{tensor.Shape{5, 3, 64}, []int{1, 2}, false, true},
-				{tensor.Shape{7, 1, 192}, []int{2}, true, true},
-				{tensor.Shape{2, 3, 4, 64}, []int{2, 3}, false, true},
-				{tensor.Shape{37, 130}, []int{1}, false, false},
-				{tensor.Shape{8, 64}, []int{0}, false, false},
-			} {
-				for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
-					h := specialHost(rng, dt, c.shape)
-					for _, and := range []bool{false, true} {
-						e, g, w := foldAgainstOps(t, upload(t, d, h), and, c.axes, c.axes, c.keep)
-						name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", p.name, page, dt, c.shape, c.axes, and)
-						if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
-							t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
-						}
-						if folds := e.compiled[0].fold != foldNone; folds != c.folds {
-							t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
-						}
-					}
+	pps := pageProfiles(t)
+	rng, n := rand.New(rand.NewPCG(71, 0)), [4]int{}
+	for ci, c := range []struct {
+		shape tensor.Shape
+		axes  []int
+		keep  bool
+		folds bool
+	}{
+		{tensor.Shape{37, 128}, []int{1}, false, true},
+		{tensor.Shape{300, 16}, []int{-1}, true, true},
+		{tensor.Shape{5, 3, 64}, []int{1, 2}, false, true},
+		{tensor.Shape{7, 1, 192}, []int{2}, true, true},
+		{tensor.Shape{2, 3, 4, 64}, []int{2, 3}, false, true},
+		{tensor.Shape{37, 130}, []int{1}, false, false},
+		{tensor.Shape{8, 64}, []int{0}, false, false},
+	} {
+		for di, dt := range []tensor.DType{tensor.F32, tensor.F16} {
+			h := specialHost(rng, dt, c.shape)
+			for ai, and := range []bool{false, true} {
+				k := (ci + di + ai) % len(pps)
+				pp := pps[k]
+				forcedProfile.Store(pp.p)
+				e, g, w := foldAgainstOps(t, upload(t, pp.d, h), and, c.axes, c.axes, c.keep)
+				name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", pp.p.name, pp.d.PageSize(), dt, c.shape, c.axes, and)
+				if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
+					t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
 				}
+				if folds := e.compiled[0].fold != foldNone; folds != c.folds {
+					t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
+				}
+				n[k]++
 			}
 		}
 	}
+	t.Logf("cases by page size and profile: %v", n)
 }
 
 // TestExprLongFolds runs folds long enough for the CPU profile's long

@@ -84,18 +84,21 @@ func randomBools(rng *rand.Rand, shape tensor.Shape, every int) *tensor.Host {
 // a few rows, short rows and columns several to an invocation,
 // workgroups of 4) and 4 KiB pages, outputs are combined with atomics
 // into filled words everywhere, by subgroups where the variant can; the
-// results must not change, with any variant.
+// results must not change. The variants take the shapes in turn
+// (reduceVariantsInTurn), each at every density.
 func TestReduceForcedSplits(t *testing.T) {
 	withTuning(t, reduceTune{groupSize: 4, target: 1 << 20, minWork: 16, minChunk: 16, vecs: 3})
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	forEachReduceVariant(t, d, func(t *testing.T) {
+	reduceVariantsInTurn(t, d, func(t *testing.T, mine func(int) bool) {
 		rng := rand.New(rand.NewPCG(2, 8))
 		cases := 0
-		for _, shape := range []tensor.Shape{
+		for si, shape := range []tensor.Shape{
 			{5000}, {3, 1700}, {1700, 3}, {64, 80}, {80, 64}, {7, 33, 48}, {48, 33, 7}, {3, 4, 5, 6}, {9, 16, 3, 32},
 		} {
 			for _, every := range []int{2, 100, 1 << 20} {
-				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				if mine(si) {
+					cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				}
 			}
 		}
 		t.Logf("%d cases", cases)
@@ -103,18 +106,22 @@ func TestReduceForcedSplits(t *testing.T) {
 }
 
 // The GPU tuning, which splits rows and columns many ways, agrees with
-// cpuref on any device, lavapipe included, with any variant.
+// cpuref on any device, lavapipe included: a test of the tuning's plans,
+// not a measurement. The variants take the shapes in turn
+// (reduceVariantsInTurn), each at both densities.
 func TestReduceGPUTuning(t *testing.T) {
 	withTuning(t, reduceTuningGPU)
 	d := devtest.Open(t, device.Options{})
-	forEachReduceVariant(t, d, func(t *testing.T) {
+	reduceVariantsInTurn(t, d, func(t *testing.T, mine func(int) bool) {
 		rng := rand.New(rand.NewPCG(3, 9))
 		cases := 0
-		for _, shape := range []tensor.Shape{
+		for si, shape := range []tensor.Shape{
 			{200000}, {64, 5000}, {5000, 64}, {3, 70000}, {70000, 3}, {16, 16, 4000}, {40, 300, 40}, {1537, 96},
 		} {
 			for _, every := range []int{3, 1 << 20} {
-				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				if mine(si) {
+					cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				}
 			}
 		}
 		t.Logf("%d cases", cases)
@@ -123,21 +130,21 @@ func TestReduceGPUTuning(t *testing.T) {
 
 // Rows of every whole number of vectors up to past reduceMaxRowVecs,
 // which the straight-line path reads one invocation a row, agree with
-// cpuref, with any variant: the data sparse, so that a single odd byte
-// decides a row, and dense.
+// cpuref: the data sparse, so that a single odd byte decides a row, and
+// dense. Each length builds its own pipelines, slowly (a portable one
+// took lavapipe about a second): a few lengths, which the variants take
+// in turn (reduceVariantsInTurn).
 func TestReduceRowVecs(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
-	forEachReduceVariant(t, d, func(t *testing.T) {
+	reduceVariantsInTurn(t, d, func(t *testing.T, mine func(int) bool) {
 		rng := rand.New(rand.NewPCG(3, 11))
 		cases := 0
-		// Each length builds its own pipeline, slowly: a few lengths.
 		ks := []int{1, 2, 15, 16, 17, 32, reduceMaxRowVecs - 1, reduceMaxRowVecs, reduceMaxRowVecs + 1}
-		if testing.Short() {
-			ks = []int{3, reduceMaxRowVecs, reduceMaxRowVecs + 1}
-		}
-		for _, k := range ks {
+		for ki, k := range ks {
 			for _, every := range []int{3, 500} {
-				cases += reduceAgainstCPU(t, d, randomBools(rng, tensor.Shape{9, 16 * k}, every))
+				if mine(ki) {
+					cases += reduceAgainstCPU(t, d, randomBools(rng, tensor.Shape{9, 16 * k}, every))
+				}
 			}
 		}
 		t.Logf("%d cases", cases)
@@ -146,7 +153,8 @@ func TestReduceRowVecs(t *testing.T) {
 
 // Outer passes over rows that are not whole vectors are regrouped into
 // two passes, the first over aligned rows, and still agree with cpuref,
-// with any variant; with minRegroup 0 small tensors are regrouped too.
+// the variants taking the shapes in turn; with minRegroup 0 small
+// tensors are regrouped too.
 func TestReduceRegroup(t *testing.T) {
 	tu := reduceTuning
 	tu.minRegroup = 0
@@ -170,16 +178,51 @@ func TestReduceRegroup(t *testing.T) {
 	}
 	withTuning(t, tu)
 	d := devtest.Open(t, device.Options{})
-	forEachReduceVariant(t, d, func(t *testing.T) {
+	reduceVariantsInTurn(t, d, func(t *testing.T, mine func(int) bool) {
 		rng := rand.New(rand.NewPCG(4, 12))
 		cases := 0
-		for _, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}} {
+		for si, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}} {
 			for _, every := range []int{2, 300} {
-				cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				if mine(si) {
+					cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
+				}
 			}
 		}
 		t.Logf("%d cases", cases)
 	})
+}
+
+// reduceVariantsInTurn runs f as variantsInTurn does over the reduce
+// families' variants by name (reduceVariants).
+func reduceVariantsInTurn(t *testing.T, d *device.Device, f func(t *testing.T, mine func(turn int) bool)) {
+	variantsInTurn(t, d, reduceVariants(), f)
+}
+
+// reduceVariants returns a variant for each name among the reduce
+// families' variants, which a device can run where each family's variant
+// of that name can. Forcing the name forces it in each family that has
+// it, the portable variant in the others.
+func reduceVariants() []*variant {
+	var vs []*variant
+	for _, fam := range reduceFamilies {
+		for _, v := range fam.variants {
+			if slices.ContainsFunc(vs, func(w *variant) bool { return w.name == v.name }) {
+				continue
+			}
+			name := v.name
+			vs = append(vs, &variant{name: name, needs: func(d *device.Device) bool {
+				for _, fam := range reduceFamilies {
+					for _, v := range fam.variants {
+						if v.name == name && !v.eligible(d) {
+							return false
+						}
+					}
+				}
+				return true
+			}})
+		}
+	}
+	return vs
 }
 
 // forEachReduceVariant runs f as subtest variant=NAME for every variant

@@ -18,13 +18,13 @@ import (
 // mid-block, and leave rows after the last whole block to a dispatch of
 // their own. Each operand is read as the output's shape, as a row
 // repeated ([1, m, l], [b, 1, l], [1, 1, l]), as a value per row
-// ([b, m, 1], [1, m, 1]) and pushed (Where's scalars). Every variant
-// runs with the usual pages, the device's choice with 4 KiB pages, where
-// pieces start inside blocks and take one block a row.
+// ([b, m, 1], [1, m, 1]) and pushed (Where's scalars). The 36
+// select-and-where and 36 mask cases run once each on the usual pages,
+// the variants in turn, and with the device's choice on 4 KiB pages
+// those that span more than a page there (7), where pieces start inside
+// blocks and take one block a row: see everyVariant.
 func TestRowBlocks(t *testing.T) {
-	everyVariant(t, func(t *testing.T, d *device.Device, masks bool) {
-		checkRowTrios(t, d, rand.New(rand.NewPCG(27, 28)), masks, []int{16, 32}, [][2]int{{3, 8}, {3, 5}, {2, 21}})
-	})
+	everyVariant(t, 27, rowTrioCases([]int{16, 32}, [][2]int{{3, 8}, {3, 5}, {2, 21}}))
 
 	// On the CPU profile, blocks of four rows of 16 bytes: one dispatch
 	// where the piece is whole blocks, a second for the rows after the

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -22,9 +23,11 @@ import (
 // one, and [37, l] leaves the last block to the element path. Blocks
 // are of 16 rows for u8 and f16 on lavapipe (rowGroup), else of
 // 16 / gcd(l, 16) rows: 8 for l = 2 and 6, 16 for the odd ones.
-// rowsMin is lowered so that these small tensors take the mode; every
-// variant runs with the usual pages, the device's choice with 4 KiB
-// pages, where pieces start inside blocks.
+// rowsMin is lowered so that these small tensors take the mode. The 140
+// select and 140 mask cases run once each on the usual pages, the
+// variants in turn, and with the device's choice on 4 KiB pages the 14
+// that span more than a page there, where pieces start inside blocks:
+// see everyVariant.
 func TestRows(t *testing.T) {
 	for _, p := range []*profile{&cpuProfile, &gpuProfile} {
 		saved := p.rowsMin
@@ -32,10 +35,10 @@ func TestRows(t *testing.T) {
 		p.rowsMin = 0
 	}
 	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
-	run := func(t *testing.T, d *device.Device, masks bool) {
-		rng := rand.New(rand.NewPCG(21, 22))
+	var cases []trioCase
+	for _, masks := range []bool{false, true} {
 		for li, l := range []int{2, 3, 6, 13, 17} {
-			for _, s := range []tensor.Shape{{3, 16, l}, {7, 5, l}, {2, 21, l}, {37, l}} {
+			for si, s := range []tensor.Shape{{3, 16, l}, {7, 5, l}, {2, 21, l}, {37, l}} {
 				b, m := 1, s[0]
 				if len(s) == 3 {
 					b, m = s[0], s[1]
@@ -45,12 +48,53 @@ func TestRows(t *testing.T) {
 				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {one, rows, row}, {rows, col, row},
 					{{1, m, 1}, rows, row}}
 				for i, tr := range trios {
-					checkTrio(t, d, rng, masks, widths[(i+li)%len(widths)], tr)
+					cases = append(cases, trioCase{masks: masks, dt: widths[(i+li)%len(widths)], tr: tr, turn: li + si + i})
 				}
 			}
 		}
 	}
-	everyVariant(t, run)
+	everyVariant(t, 21, cases)
+}
+
+// A trioCase is one check of the row tests: a select of a cond, then
+// and else of shapes tr, then and else of type dt, and with where a
+// Where of the first two with a pushed scalar; with masks, the mask ops
+// on two inputs of type dt of the first two shapes. turn picks the
+// variant it runs with (everyVariant).
+type trioCase struct {
+	masks, where bool
+	dt           tensor.DType
+	tr           [3]tensor.Shape
+	turn         int
+}
+
+// check runs c on d against cpuref.
+func (c trioCase) check(t *testing.T, d *device.Device, rng *rand.Rand) {
+	t.Helper()
+	checkTrio(t, d, rng, c.masks, c.dt, c.tr)
+	if c.where && !c.masks {
+		checkWhere(t, d, randomHost(rng, tensor.Bool, c.tr[0]), randomHost(rng, c.dt, c.tr[1]))
+	}
+}
+
+// bytes returns the size of c's largest operand or output.
+func (c trioCase) bytes() int {
+	shapes, sizes := c.tr[:], []int{1, c.dt.Size(), c.dt.Size()}
+	if c.masks {
+		shapes, sizes = c.tr[:2], []int{c.dt.Size(), c.dt.Size()}
+	}
+	out, clash := tensor.Broadcast(shapes...)
+	if clash != nil {
+		panic(fmt.Sprintf("trio %v: %v", c.tr, clash))
+	}
+	n := out.NumElements() * c.dt.Size()
+	if c.masks {
+		n = out.NumElements() // bools
+	}
+	for i, s := range shapes {
+		n = max(n, s.NumElements()*sizes[i])
+	}
+	return n
 }
 
 // checkTrio checks a select of a cond, then and else of shapes tr, then
@@ -65,16 +109,36 @@ func checkTrio(t *testing.T, d *device.Device, rng *rand.Rand, masks bool, dt te
 	checkSelect(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]), randomHost(rng, dt, tr[2]))
 }
 
-// everyVariant runs select's cases (masks false) and the mask ops' with
-// every variant on the usual pages, then both with the device's choice
-// on 4 KiB pages, where pieces start inside blocks.
-func everyVariant(t *testing.T, run func(t *testing.T, d *device.Device, masks bool)) {
+// everyVariant runs cases, seeded by seed, once each on the usual pages,
+// the variants the device can run in turn (variantsInTurn), then, with
+// the device's choice on 4 KiB pages, those whose operands or output
+// span more than a page there, where pieces start inside blocks: the
+// others would plan there as on the usual pages. With -short, only the
+// cases of the last variant's turn.
+func everyVariant(t *testing.T, seed uint64, cases []trioCase) {
 	d := devtest.Open(t, device.Options{})
-	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) { run(t, d, false) })
-	eachMaskVariant(t, d, func(t *testing.T) { run(t, d, true) })
-	small := devtest.Open(t, device.Options{PageSize: 4096})
-	run(t, small, false)
-	run(t, small, true)
+	vs := selectElem.variants[4] // the mask ops' are the same
+	variantsInTurn(t, d, vs, func(t *testing.T, mine func(turn int) bool) {
+		rng, n := rand.New(rand.NewPCG(seed, 0)), 0
+		for _, c := range cases {
+			if mine(c.turn) {
+				c.check(t, d, rng)
+				n++
+			}
+		}
+		t.Logf("%d of %d cases", n, len(cases))
+	})
+	t.Run("4KiB", func(t *testing.T) {
+		small := devtest.Open(t, device.Options{PageSize: 4096})
+		rng, n := rand.New(rand.NewPCG(seed, 4096)), 0
+		for _, c := range cases {
+			if c.bytes() > 4096 && (!testing.Short() || lastInTurn(d, vs, c.turn)) {
+				c.check(t, small, rng)
+				n++
+			}
+		}
+		t.Logf("%d cases span more than a page", n)
+	})
 }
 
 // TestRowGroup checks which blocks of whole rows rowGroup plans: the

@@ -17,13 +17,12 @@ import (
 // run (the output's shape), as a value per row ([b, m, 1], [1, m, 1])
 // and pushed (Where's scalars, through select), at every element width,
 // where rows of 33 take blocks of one chunk and rows of 127 and 509 of
-// up to four. Every variant runs with the usual pages, the device's
-// choice with 4 KiB pages, where pieces start and end inside blocks
-// (modeEnds).
+// up to four. The 36 select-and-where and 36 mask cases run once each on
+// the usual pages, the variants in turn, and with the device's choice on
+// 4 KiB pages those that span more than a page there (43), where pieces
+// start and end inside blocks (modeEnds): see everyVariant.
 func TestSeams(t *testing.T) {
-	everyVariant(t, func(t *testing.T, d *device.Device, masks bool) {
-		checkRowTrios(t, d, rand.New(rand.NewPCG(23, 24)), masks, []int{33, 127, 509}, [][2]int{{3, 5}, {2, 21}})
-	})
+	everyVariant(t, 23, rowTrioCases([]int{33, 127, 509}, [][2]int{{3, 5}, {2, 21}}))
 	d := devtest.Open(t, device.Options{})
 
 	// One piece whose rows end inside blocks: the whole blocks, the
@@ -57,31 +56,30 @@ func selectDispatches(t *testing.T, d *device.Device, cond, a, b *device.Tensor)
 	return r.Dispatches
 }
 
-// checkRowTrios checks selects, wheres with a pushed scalar and, with
-// masks, the mask ops over [b, m, l] for each row length l of lens and
-// each [b, m] of batches, with each operand read in each of the ways a
-// block reads one: as the output's shape, as a row repeated ([1, m, l],
-// [b, 1, l], [1, 1, l]) and as a value per row ([b, m, 1], [1, m, 1]),
-// at every element width.
-func checkRowTrios(t *testing.T, d *device.Device, rng *rand.Rand, masks bool, lens []int, batches [][2]int) {
-	t.Helper()
+// rowTrioCases returns the row tests' cases of selects, wheres with a
+// pushed scalar and the mask ops over [b, m, l] for each row length l of
+// lens and each [b, m] of batches, with each operand read in each of
+// the ways a block reads one: as the output's shape, as a row repeated
+// ([1, m, l], [b, 1, l], [1, 1, l]) and as a value per row ([b, m, 1],
+// [1, m, 1]), at every element width.
+func rowTrioCases(lens []int, batches [][2]int) []trioCase {
 	widths := []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64}
-	for li, l := range lens {
-		for _, bm := range batches {
-			b, m := bm[0], bm[1]
-			s := tensor.Shape{b, m, l}
-			row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
-			// cond, then and else; a mask op's two inputs are the first two.
-			trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
-			for i, tr := range trios {
-				dt := widths[(i+li)%len(widths)]
-				checkTrio(t, d, rng, masks, dt, tr)
-				if !masks {
-					checkWhere(t, d, randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]))
+	var cases []trioCase
+	for _, masks := range []bool{false, true} {
+		for li, l := range lens {
+			for bi, bm := range batches {
+				b, m := bm[0], bm[1]
+				s := tensor.Shape{b, m, l}
+				row, col, one, rows := tensor.Shape{1, m, l}, tensor.Shape{b, m, 1}, tensor.Shape{1, 1, l}, tensor.Shape{b, 1, l}
+				// cond, then and else; a mask op's two inputs are the first two.
+				trios := [][3]tensor.Shape{{s, row, col}, {row, col, one}, {col, one, s}, {one, s, row}, {col, rows, {1, m, 1}}, {rows, s, s}}
+				for i, tr := range trios {
+					cases = append(cases, trioCase{masks: masks, where: !masks, dt: widths[(i+li)%len(widths)], tr: tr, turn: li + bi + i})
 				}
 			}
 		}
 	}
+	return cases
 }
 
 // upload puts h on d until t ends.

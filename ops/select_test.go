@@ -96,34 +96,39 @@ func TestSelectGrid(t *testing.T) {
 	})
 }
 
-// TestSelectTuning runs each element width with every chunk count and
-// odd workgroup sizes over pages of 4 KiB, so that blocks meet piece
-// edges at every alignment, with every variant: one chunk of bytes makes
-// blocks of a single vector, which texel64 stores unpaired.
+// TestSelectTuning runs each element width with every chunk count over
+// pages of 4 KiB, so that blocks meet piece edges at every alignment
+// (one chunk of bytes makes blocks of a single vector, which texel64
+// stores unpaired), in workgroups of 1, 7 and 64 invocations. It sets
+// tunings and times nothing. Where blocks meet piece edges follows from
+// the chunks, the width and the shape, not from the workgroup, so the 60
+// cases take the workgroup sizes in turn, and the variants too
+// (variantsInTurn): each variant and each workgroup size meets every
+// chunk count at every width, and each variant every workgroup size.
 func TestSelectTuning(t *testing.T) {
 	d := devtest.Open(t, device.Options{PageSize: 4096})
-	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(2, 3))
-		groups, chunkCounts := []int{1, 7, 64}, []int{1, 2, 4}
-		if testing.Short() {
-			groups, chunkCounts = []int{7}, []int{1, 4}
-		}
-		for _, group := range groups {
-			for _, chunks := range chunkCounts {
-				setTuning(t, group, chunks)
-				for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
-					for _, s := range [][3]tensor.Shape{
-						{{5000}, {5000}, {5000}},
-						{{37, 1}, {37, 130}, {37, 130}},
-						{{1, 130}, {37, 130}, {1}},
-						{{9, 1, 7}, {9, 11, 7}, {11, 1}},
-						{{}, {3001}, {3001}},
-					} {
-						checkSelect(t, d, randomHost(rng, tensor.Bool, s[0]), randomHost(rng, dt, s[1]), randomHost(rng, dt, s[2]))
+	groups := []int{1, 7, 64}
+	variantsInTurn(t, d, selectElem.variants[4], func(t *testing.T, mine func(int) bool) {
+		rng, n := rand.New(rand.NewPCG(2, 3)), 0
+		for ci, chunks := range []int{1, 2, 4} {
+			for di, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.I32, tensor.F64} {
+				for si, s := range [][3]tensor.Shape{
+					{{5000}, {5000}, {5000}},
+					{{37, 1}, {37, 130}, {37, 130}},
+					{{1, 130}, {37, 130}, {1}},
+					{{9, 1, 7}, {9, 11, 7}, {11, 1}},
+					{{}, {3001}, {3001}},
+				} {
+					if !mine(ci + si) {
+						continue
 					}
+					setTuning(t, groups[(ci+di+si)%len(groups)], chunks)
+					checkSelect(t, d, randomHost(rng, tensor.Bool, s[0]), randomHost(rng, dt, s[1]), randomHost(rng, dt, s[2]))
+					n++
 				}
 			}
 		}
+		t.Logf("%d cases", n)
 	})
 }
 
@@ -151,28 +156,36 @@ func TestMeasureSelect(t *testing.T) {
 // TestSelectTexelSpan stands in a limit of 4 KiB for the device's
 // maxTexelBufferElements: the texel variants' pieces then split at every
 // 4 KiB of their operands although pages are far larger, and results
-// still match cpuref; the portable variant's pieces do not split.
+// still match cpuref; the portable variant's pieces do not split, so it
+// plans as everywhere else and does not run here. The texel variants
+// take the types and shapes in turn (variantsInTurn).
 func TestSelectTexelSpan(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	saved := texelBytes
 	defer func() { texelBytes = saved }()
 	texelBytes = 4096 + 100 // not a power of two: the span rounds down
+	var texels []*variant
 	for _, v := range selectElem.variants[4] {
 		want := int(d.PageSize())
 		if v.kernel.Kinds != nil {
 			want = 4096
+			texels = append(texels, v)
 		}
 		if got := spanOf(d, v); got != want {
 			t.Errorf("variant %s: span %d, want %d", v.name, got, want)
 		}
 	}
-	eachVariant(t, d, selectElem.variants[4], func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(5, 6))
-		for _, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
-			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}), randomHost(rng, dt, tensor.Shape{20000}))
-			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{300, 1}), randomHost(rng, dt, tensor.Shape{300, 70}), randomHost(rng, dt, tensor.Shape{70}))
-			checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{1, 9000}), randomHost(rng, dt, tensor.Shape{3, 9000}), randomHost(rng, dt, tensor.Shape{3, 1}))
+	variantsInTurn(t, d, texels, func(t *testing.T, mine func(int) bool) {
+		rng, n := rand.New(rand.NewPCG(5, 6)), 0
+		for di, dt := range []tensor.DType{tensor.U8, tensor.F16, tensor.F32, tensor.F64} {
+			for si, s := range [][3]tensor.Shape{{{20000}, {20000}, {20000}}, {{300, 1}, {300, 70}, {70}}, {{1, 9000}, {3, 9000}, {3, 1}}} {
+				if mine(di + si) {
+					checkSelect(t, d, randomHost(rng, tensor.Bool, s[0]), randomHost(rng, dt, s[1]), randomHost(rng, dt, s[2]))
+					n++
+				}
+			}
 		}
+		t.Logf("%d cases", n)
 	})
 }
 

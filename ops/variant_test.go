@@ -96,3 +96,45 @@ func eachVariant(t *testing.T, d *device.Device, vs []*variant, f func(t *testin
 		})
 	}
 }
+
+// variantsInTurn runs f as a subtest per variant of vs that d can run,
+// with the variant forced, as eachVariant does, but the variants share
+// one matrix of cases instead of each running all of it: f runs the
+// cases whose turn mine accepts, turn mod the number of variants being
+// the subtest's index. The variants differ only in how they load and
+// store, so each needs every mode and every kind of case, not every
+// case: a case's turn sums its indices in the matrix's loops, so that
+// every kind of case meets every variant across the other loops. With
+// -short only the last variant runs its share, as with eachVariant.
+func variantsInTurn(t *testing.T, d *device.Device, vs []*variant, f func(t *testing.T, mine func(turn int) bool)) {
+	var eligible []*variant
+	for _, v := range vs {
+		if v.eligible(d) {
+			eligible = append(eligible, v)
+		} else {
+			t.Logf("SKIP: %v cannot run variant %s", d, v.name)
+		}
+	}
+	n := len(eligible)
+	for k, v := range eligible {
+		if testing.Short() && k != n-1 {
+			continue
+		}
+		t.Run(v.name, func(t *testing.T) {
+			t.Setenv("VKOPS_VARIANT", v.name)
+			f(t, func(turn int) bool { return turn%n == k })
+		})
+	}
+}
+
+// lastInTurn returns whether a case of turn runs with the last variant
+// d can run of vs in variantsInTurn: -short's share.
+func lastInTurn(d *device.Device, vs []*variant, turn int) bool {
+	n := 0
+	for _, v := range vs {
+		if v.eligible(d) {
+			n++
+		}
+	}
+	return turn%n == n-1
+}
