@@ -446,9 +446,11 @@ func (s *stream) releaseLater(pages []span) {
 
 // heldShare: a batch being recorded that holds more than this share of
 // the heap in pages of freed tensors is submitted at once, so that the
-// pages come back while the loop that frees them goes on. A loop making
-// 64 MiB outputs and freeing them unread otherwise filled lavapipe's
-// 2 GiB heap with fresh memory before the first batch ran.
+// pages come back (reap) while the loop that frees them goes on. A loop
+// making 64 MiB Where outputs and freeing them unread otherwise filled
+// lavapipe's 2 GiB heap with fresh memory, page faults and all, before
+// the first batch ran: its first 20 iterations took 158 ms each, 55 ms
+// with this rule (a loaded 2-core machine).
 const heldShare = 16
 
 // putStagingLater keeps a staging buffer for reuse once everything
