@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -149,7 +150,7 @@ const GPUWarmup = 200 * time.Millisecond
 // WarmupTime is the shortest warm-up on d: GPUWarmup on a GPU, none on a
 // CPU device.
 func WarmupTime(d *device.Device) time.Duration {
-	if d.IsCPU() {
+	if bridge.Device(d).IsCPU() {
 		return 0
 	}
 	return GPUWarmup
@@ -185,7 +186,7 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	var gpu, wall []float64
 	for range opts.Runs {
 		start := time.Now()
-		ns, err := d.GPUTime(once)
+		ns, err := bridge.Device(d).GPUTime(once)
 		if err != nil {
 			return res, fmt.Errorf("bench %s: %w", c.Name(), err)
 		}

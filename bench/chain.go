@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -121,7 +122,7 @@ func Chain(n int, dts []tensor.DType) []*Case {
 
 // everyAxis returns the axes of t, 0 to its rank.
 func everyAxis(t *device.Tensor) []int {
-	axes := make([]int, t.Dims().Rank())
+	axes := make([]int, bridge.Tensor(t).Dims().Rank())
 	for i := range axes {
 		axes[i] = i
 	}
@@ -198,7 +199,7 @@ func (p chainPattern) data(d *device.Device, dt tensor.DType, xs, ms tensor.Shap
 			h.Data[i*w+k] = byte(s.Bits >> (8 * k))
 		}
 	}
-	if x, err = d.Upload(h); err != nil || ms == nil {
+	if x, err = bridge.Upload(d, h); err != nil || ms == nil {
 		return x, nil, err
 	}
 	m, err := tensor.New(tensor.Bool, ms)
@@ -209,7 +210,7 @@ func (p chainPattern) data(d *device.Device, dt tensor.DType, xs, ms tensor.Shap
 	for i := range m.Data {
 		m.Data[i] = byte(rng.IntN(2))
 	}
-	if mask, err = d.Upload(m); err != nil {
+	if mask, err = bridge.Upload(d, m); err != nil {
 		x.Free()
 	}
 	return x, mask, err
@@ -217,11 +218,11 @@ func (p chainPattern) data(d *device.Device, dt tensor.DType, xs, ms tensor.Shap
 
 // sameBytes reports whether got holds want's shape and bytes.
 func sameBytes(got, want *device.Tensor) error {
-	g, err := got.Download()
+	g, err := bridge.Tensor(got).Download()
 	if err != nil {
 		return err
 	}
-	w, err := want.Download()
+	w, err := bridge.Tensor(want).Download()
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -150,7 +151,7 @@ func Offload(n int) []*Case {
 func wrapCase(n int, data func() *offloadData) *Case {
 	c := &Case{Op: "offload", Pattern: "wrap", DType: tensor.F32, Shape: tensor.Shape{n}, Bytes: uint64(13 * n), HostOnly: true}
 	c.Setup = func(d *device.Device) (func() error, func(), error) {
-		if ok, _ := d.CanWrap(); !ok {
+		if ok, _ := bridge.Device(d).CanWrap(); !ok {
 			return nil, nil, fmt.Errorf("%w: %s cannot import host memory", ErrSkip, d)
 		}
 		o := data()
@@ -180,7 +181,7 @@ func wrapCase(n int, data func() *offloadData) *Case {
 // and downloads it elsewhere (ToSlice), as on a discrete GPU, whose
 // kernels read wrapped operands across the bus.
 func resultPages(y *device.Tensor) ([][]float32, error) {
-	if y.Device().Unified() {
+	if bridge.Device(y.Device()).Unified() {
 		return device.View[float32](y)
 	}
 	got, err := device.ToSlice[float32](y)
@@ -281,7 +282,7 @@ func residentCase(n int, data func() *offloadData) *Case {
 			if y, err = ops.Select(ts[0], ts[1], ts[2]); err != nil {
 				return err
 			}
-			if d.Unified() {
+			if bridge.Device(d).Unified() {
 				_, err = device.View[float32](y)
 			}
 			return err
@@ -406,7 +407,7 @@ func MeasureCold(opts device.Options, n, runs int, path string) (ColdOffload, er
 	}
 	defer d.Close()
 	res.Device = d.String()
-	if ok, _ := d.CanWrap(); path == "wrap" && !ok {
+	if ok, _ := bridge.Device(d).CanWrap(); path == "wrap" && !ok {
 		return res, fmt.Errorf("%w: %s cannot import host memory", ErrSkip, d)
 	}
 	var times, faults []float64

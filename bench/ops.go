@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -376,7 +377,7 @@ func (s opSpec) build() *Case {
 			return nil, nil, 0, err
 		}
 		defer out.Free()
-		if got, err = out.Download(); err != nil {
+		if got, err = bridge.Tensor(out).Download(); err != nil {
 			return nil, nil, 0, err
 		}
 		refMS, err = timeRef(func() error {
@@ -428,12 +429,12 @@ func randomHost(rng *rand.Rand, o operand) *tensor.Host {
 func upload(d *device.Device, hs []*tensor.Host) ([]*device.Tensor, error) {
 	ts := make([]*device.Tensor, 0, len(hs))
 	for _, h := range hs {
-		t, err := d.Upload(h)
+		t, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			freeAll(ts)
 			return nil, err
 		}
-		ts = append(ts, t)
+		ts = append(ts, bridge.UserTensor(t))
 	}
 	return ts, nil
 }

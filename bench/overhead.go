@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -80,7 +81,7 @@ func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
 		return res, fmt.Errorf("bench: per-op overhead: %w", err)
 	}
 	var y *device.Tensor
-	replay, err := d.Capture(func() error {
+	replay, err := bridge.Device(d).Capture(func() error {
 		var err error
 		y, err = ops.Select(cond, a, b)
 		return err

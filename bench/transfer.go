@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -48,7 +49,7 @@ func transferCase(op string, n int, way string) *Case {
 				return nil, nil, err
 			}
 			host := written(n)
-			x, err := td.Empty(tensor.U8, shape)
+			x, err := bridge.Device(td).Empty(tensor.U8, shape)
 			if err == nil && !up {
 				err = x.Write(host)
 			}
@@ -71,9 +72,9 @@ func transferCase(op string, n int, way string) *Case {
 			}
 			dst, src := x, w
 			if !up {
-				dst, src = w, x
+				dst, src = bridge.Tensor(w), bridge.UserTensor(x)
 			}
-			return func() error { return syncAfter(td, td.Copy(dst, src)) }, func() { w.Free(); cleanup() }, nil
+			return func() error { return syncAfter(td, bridge.Device(td).Copy(dst, bridge.Tensor(src))) }, func() { w.Free(); cleanup() }, nil
 		}}
 }
 
@@ -89,7 +90,7 @@ func transferDevice(d *device.Device, way string) (*device.Device, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	if td.Transfers() != way {
+	if bridge.Device(td).Transfers() != way {
 		td.Close()
 		return nil, nil, fmt.Errorf("%w: %s cannot move bytes the %s way", ErrSkip, d, way)
 	}
@@ -133,11 +134,11 @@ func syncAfter(d *device.Device, err error) error {
 func Copy(n int) *Case {
 	shape := tensor.Shape{n}
 	return &Case{Op: "copy", DType: tensor.U8, Shape: shape, Bytes: 2 * uint64(n), HostCopy: uint64(n), Setup: func(d *device.Device) (func() error, func(), error) {
-		src, err := d.Empty(tensor.U8, shape)
+		src, err := bridge.Device(d).Empty(tensor.U8, shape)
 		if err != nil {
 			return nil, nil, err
 		}
-		dst, err := d.Empty(tensor.U8, shape)
+		dst, err := bridge.Device(d).Empty(tensor.U8, shape)
 		if err != nil {
 			src.Free()
 			return nil, nil, err
@@ -147,6 +148,6 @@ func Copy(n int) *Case {
 			dst.Free()
 			return nil, nil, err
 		}
-		return func() error { return d.Copy(dst, src) }, func() { src.Free(); dst.Free() }, nil
+		return func() error { return bridge.Device(d).Copy(dst, src) }, func() { src.Free(); dst.Free() }, nil
 	}}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 )
 
@@ -55,7 +56,7 @@ func ExampleErrFreed() {
 		return
 	}
 	x.Free()
-	_, err = x.Download()
+	_, err = bridge.Tensor(x).Download()
 	fmt.Println(errors.Is(err, device.ErrFreed))
 
 	y, err := device.FromSlice(d, []int8{4, 5, 6})
@@ -64,7 +65,7 @@ func ExampleErrFreed() {
 		return
 	}
 	d.Close()
-	_, err = y.Download()
+	_, err = bridge.Tensor(y).Download()
 	fmt.Println(errors.Is(err, device.ErrClosed))
 	// Output:
 	// true
@@ -93,13 +94,13 @@ func ExampleWrap() {
 		return
 	}
 	defer x.Free() // data stays pinned until the device is done with it
-	y, err := d.Empty(x.DType(), x.Shape())
+	y, err := bridge.Device(d).Empty(x.DType(), x.Shape())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer y.Free()
-	if err := d.Copy(y, x); err != nil { // an op that reads x
+	if err := bridge.Device(d).Copy(y, bridge.Tensor(x)); err != nil { // an op that reads x
 		fmt.Println(err)
 		return
 	}
@@ -110,15 +111,15 @@ func ExampleWrap() {
 	}
 	data[0] = 7
 
-	if d.Unified() {
-		pages, err := device.View[uint32](y) // waits for the copy
+	if bridge.Device(d).Unified() {
+		pages, err := device.View[uint32](bridge.UserTensor(y)) // waits for the copy
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		fmt.Println(pages[0][:4])
 	} else {
-		back, err := device.ToSlice[uint32](y)
+		back, err := device.ToSlice[uint32](bridge.UserTensor(y))
 		if err != nil {
 			fmt.Println(err)
 			return

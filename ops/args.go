@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -22,7 +23,7 @@ func (o operand) isTensor() bool { return o.t != nil || o.node != 0 }
 // shape returns a tensor's shape, nil for a scalar.
 func (o operand) shape() tensor.Shape {
 	if o.t != nil {
-		return o.t.Dims()
+		return bridge.Tensor(o.t).Dims()
 	}
 	return o.dims
 }

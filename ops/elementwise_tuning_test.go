@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -124,12 +125,12 @@ func BenchmarkShortRows(b *testing.B) {
 
 // benchUpload returns a tensor of random dt values on d, freed when b ends.
 func benchUpload(b *testing.B, d *device.Device, rng *rand.Rand, dt tensor.DType, shape ...int) *device.Tensor {
-	x, err := d.Upload(randomHost(rng, dt, tensor.Shape(shape)))
+	x, err := bridge.Device(d).Upload(randomHost(rng, dt, tensor.Shape(shape)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { x.Free() })
-	return x
+	return bridge.UserTensor(x)
 }
 
 // fastestGPUTime returns the least device time of run in three runs,
@@ -137,7 +138,7 @@ func benchUpload(b *testing.B, d *device.Device, rng *rand.Rand, dt tensor.DType
 func fastestGPUTime(b *testing.B, d *device.Device, run func() (*device.Tensor, error)) float64 {
 	best := 0.0
 	for i := range 4 {
-		ns, err := d.GPUTime(func() error {
+		ns, err := bridge.Device(d).GPUTime(func() error {
 			y, err := run()
 			if err == nil {
 				y.Free()

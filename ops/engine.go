@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/shaders"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
@@ -80,14 +82,14 @@ var variantNeeds = map[string]func(d *device.Device) bool{
 	"texel64": func(d *device.Device) bool { return hasTexels(d) && d.Info().Features.ShaderInt64 },
 }
 
-func hasTexels(d *device.Device) bool { return d.HasTexels(device.TexelRGBA32UI) }
+func hasTexels(d *device.Device) bool { return bridge.Device(d).HasTexels(core.TexelRGBA32UI) }
 
 // newVariants returns op's variants at width w, the portable one first.
 func (op *elemOp) newVariants(w int) []*variant {
 	var vs []*variant
 	for _, ev := range spec.ElementwiseVariants {
 		texel := ev.Suffix != ""
-		k := func(roleSuffix string) *device.Kernel {
+		k := func(roleSuffix string) *core.Kernel {
 			if roleSuffix != "" && !op.rows {
 				return nil
 			}
@@ -114,20 +116,20 @@ func (op *elemOp) variantNeeds(name string) func(d *device.Device) bool {
 // kernel declares op's module name: its inputs, read through rgba32ui
 // texel buffers where texel is set, and the output, then the push
 // constants of shaders/elementwise.glsl.
-func (op *elemOp) kernel(name string, texel bool) *device.Kernel {
+func (op *elemOp) kernel(name string, texel bool) *core.Kernel {
 	n := op.inputs
-	k := &device.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: n + 1, PushSize: 4 * (22 + n + n%2 + 4 + int(b2u(op.folds)))}
+	k := &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: n + 1, PushSize: 4 * (22 + n + n%2 + 4 + int(b2u(op.folds)))}
 	if texel {
-		k.Kinds = make([]device.BindingKind, n+1)
+		k.Kinds = make([]core.BindingKind, n+1)
 		for x := range n {
-			k.Kinds[x] = device.TexelRGBA32UI
+			k.Kinds[x] = core.TexelRGBA32UI
 		}
 	}
 	return k
 }
 
 // module returns the variant's kernel of role ro.
-func (v *variant) module(ro role) *device.Kernel {
+func (v *variant) module(ro role) *core.Kernel {
 	switch ro {
 	case roleRows:
 		return v.rows
@@ -216,19 +218,19 @@ func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor
 	if l.rank > maxRank {
 		return nil, rankError(name, &l)
 	}
-	res, err := d.Empty(dt, out)
+	res, err := bridge.Device(d).Empty(dt, out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", name, err)
 	}
 	if n == 0 {
-		return res, nil
+		return bridge.UserTensor(res), nil
 	}
-	r.ts[r.op.inputs], r.shapes[r.op.inputs] = res, out
+	r.ts[r.op.inputs], r.shapes[r.op.inputs] = bridge.UserTensor(res), out
 	if err := r.record(d, &l); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return res, nil
+	return bridge.UserTensor(res), nil
 }
 
 // record fills the output over layout l: by the pick rule where it
@@ -272,24 +274,24 @@ func (r *run) recordLaunch(d *device.Device, v *variant, ln *launch) error {
 	out := r.op.inputs
 	switch ln.kind {
 	case launchFill:
-		return d.Fill(r.ts[out], ln.word)
+		return bridge.Device(d).Fill(bridge.Tensor(r.ts[out]), ln.word)
 	case launchTile:
-		return d.Tile(r.ts[out], r.ts[ln.src])
+		return bridge.Device(d).Tile(bridge.Tensor(r.ts[out]), bridge.Tensor(r.ts[ln.src]))
 	case launchExpand:
 		return expand(d, expandKernel(d), r.ts[out], r.ts[ln.src], ln.repeat)
 	}
-	var args [maxOperands]device.Arg
+	var args [maxOperands]core.Arg
 	bound := -1
 	for x := range out + 1 {
 		t := r.ts[x]
 		if t == nil {
 			continue
 		}
-		a, skip, err := t.Window(ln.ranges[x][0], ln.ranges[x][1])
+		a, skip, err := bridge.Tensor(t).Window(ln.ranges[x][0], ln.ranges[x][1])
 		if err != nil {
 			return err
 		}
-		if want := ln.ranges[x][0] % d.PageSize() % d.Alignment(); skip != want {
+		if want := ln.ranges[x][0] % bridge.Device(d).PageSize() % bridge.Device(d).Alignment(); skip != want {
 			return fmt.Errorf("internal error: %s: binding %d starts %d bytes early, planned %d", r.op.name, x, skip, want)
 		}
 		args[x] = a
@@ -303,7 +305,7 @@ func (r *run) recordLaunch(d *device.Device, v *variant, ln *launch) error {
 			args[x] = args[bound]
 		}
 	}
-	return d.Dispatch(v.module(ln.role), ln.spec[:ln.nspec], args[:out+1], ln.push[:ln.npush], ln.grid)
+	return bridge.Device(d).Dispatch(v.module(ln.role), ln.spec[:ln.nspec], args[:out+1], ln.push[:ln.npush], ln.grid)
 }
 
 // class is the part of a plan that can change which variant is fastest
@@ -384,7 +386,7 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c class, run func(
 	for _, dt := range dts {
 		w = max(w, dt.Size())
 	}
-	n := int(min(profileOf(d).measureBytes, d.PageSize())) / w
+	n := int(min(profileOf(d).measureBytes, bridge.Device(d).PageSize())) / w
 	k := min(n, 1024)
 	out := tensor.Shape{n / k, k}
 	ins := len(dts) - 1
@@ -418,11 +420,11 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c class, run func(
 		if x < ins {
 			s = shapes[x]
 		}
-		t, err := d.Empty(dt, s)
+		t, err := bridge.Device(d).Empty(dt, s)
 		if err != nil {
 			return 0, err
 		}
-		ts[x] = t
+		ts[x] = bridge.UserTensor(t)
 	}
 	l := newLayout(out, shapes...)
 	timed := func() error { return run(&l, &ts) }
@@ -434,7 +436,7 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c class, run func(
 	}
 	best := math.Inf(1)
 	for range 5 {
-		ns, err := d.GPUTime(timed)
+		ns, err := bridge.Device(d).GPUTime(timed)
 		if err != nil {
 			return 0, err
 		}

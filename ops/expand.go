@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -13,9 +15,9 @@ import (
 // a time where the device allows, as select's variant of that name.
 var (
 	expandPortable = kernel("expand", 2, 8)
-	expandTexel64  = func() *device.Kernel {
+	expandTexel64  = func() *core.Kernel {
 		k := kernel("expand_texel64", 2, 8)
-		k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.Storage}
+		k.Kinds = []core.BindingKind{core.TexelRGBA32UI, core.Storage}
 		return k
 	}()
 )
@@ -58,8 +60,8 @@ func rowsOf(src, out tensor.Shape) (r int, ok bool) {
 // expandKernel returns the expand kernel to run on d: texel64 where d
 // has what it needs, as select's variants of that name run fastest on
 // lavapipe and on the H100 measured, else the portable one.
-func expandKernel(d *device.Device) *device.Kernel {
-	if d.HasTexels(device.TexelRGBA32UI) && d.Info().Features.ShaderInt64 {
+func expandKernel(d *device.Device) *core.Kernel {
+	if bridge.Device(d).HasTexels(core.TexelRGBA32UI) && d.Info().Features.ShaderInt64 {
 		return expandTexel64
 	}
 	return expandPortable
@@ -83,16 +85,16 @@ func expandWins(r, w int) bool {
 // row. The rows must hold a 16-byte vector at least, the source lie in
 // one page, and the output's elements be indexable by the kernel
 // (expandable).
-func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) error {
+func expand(d *device.Device, k *core.Kernel, res, src *device.Tensor, r int) error {
 	w := res.DType().Size()
-	in, skip, err := src.Window(0, src.Bytes())
+	in, skip, err := bridge.Tensor(src).Window(0, src.Bytes())
 	if err != nil {
 		return err
 	}
 	m, sh := reciprocal(uint32(r))
-	page := d.PageSize()
+	page := bridge.Device(d).PageSize()
 	for lo := uint64(0); lo < res.Bytes(); lo += page {
-		out, oskip, err := res.Window(lo, min(lo+page, res.Bytes()))
+		out, oskip, err := bridge.Tensor(res).Window(lo, min(lo+page, res.Bytes()))
 		if err != nil {
 			return err
 		}
@@ -101,15 +103,15 @@ func expand(d *device.Device, k *device.Kernel, res, src *device.Tensor, r int) 
 		}
 		out.Write = true
 		vecs := (min(page, res.Bytes()-lo) + 15) / 16
-		grid, err := d.Grid((vecs + 4*expandGroup - 1) / (4 * expandGroup))
+		grid, err := bridge.Device(d).Grid((vecs + 4*expandGroup - 1) / (4 * expandGroup))
 		if err != nil {
 			return err
 		}
 		var buf [32]byte
 		push := words(buf[:0]).u32(uint32(vecs), grid[0], uint32(lo/uint64(w)), uint32(r), m, sh,
 			uint32(skip/uint64(w)), uint32(src.Len()-1))
-		spec, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]device.Arg{in, out}
-		if err := d.Dispatch(k, spec[:], args[:], push, grid); err != nil {
+		spec, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]core.Arg{in, out}
+		if err := bridge.Device(d).Dispatch(k, spec[:], args[:], push, grid); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -43,7 +45,7 @@ func TestExpand(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, page := range []uint64{0, 4096} {
 		d := devtest.Open(t, device.Options{PageSize: page})
-		kernels := []*device.Kernel{expandPortable}
+		kernels := []*core.Kernel{expandPortable}
 		if expandKernel(d) != expandPortable {
 			kernels = append(kernels, expandKernel(d))
 		}
@@ -57,20 +59,20 @@ func TestExpand(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					x, err := d.Upload(src)
+					x, err := bridge.Device(d).Upload(src)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for _, k := range kernels {
 						name := fmt.Sprintf("page %d, %s, %v [%d,1] to [%d,%d]", page, k.Name, dt, n, n, r)
-						y, err := d.Empty(dt, tensor.Shape{n, r})
+						y, err := bridge.Device(d).Empty(dt, tensor.Shape{n, r})
 						if err != nil {
 							t.Fatal(err)
 						}
-						if err := expand(d, k, y, x, r); err != nil {
+						if err := expand(d, k, bridge.UserTensor(y), bridge.UserTensor(x), r); err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
-						checkAgainst(t, name, y, want)
+						checkAgainst(t, name, bridge.UserTensor(y), want)
 					}
 					x.Free()
 				}
@@ -78,16 +80,16 @@ func TestExpand(t *testing.T) {
 		}
 		// A source over two pages is declined, and select's kernel runs.
 		if page != 0 {
-			cond, err := d.Upload(&tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{1}})
+			cond, err := bridge.Device(d).Upload(&tensor.Host{DType: tensor.Bool, Shape: tensor.Shape{}, Data: []byte{1}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			big := randomHost(rng, tensor.U8, tensor.Shape{int(page) + 100, 1})
-			x, err := d.Upload(big)
+			x, err := bridge.Device(d).Upload(big)
 			if err != nil {
 				t.Fatal(err)
 			}
-			row, err := d.Upload(randomHost(rng, tensor.U8, tensor.Shape{20}))
+			row, err := bridge.Device(d).Upload(randomHost(rng, tensor.U8, tensor.Shape{20}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +101,7 @@ func TestExpand(t *testing.T) {
 			var y *device.Tensor
 			if path := pathOf(d, func() error {
 				var err error
-				y, err = Select(cond, x, row)
+				y, err = Select(bridge.UserTensor(cond), bridge.UserTensor(x), bridge.UserTensor(row))
 				return err
 			}); path != "kernel" {
 				t.Errorf("a source over two pages: went by %s, want kernel", path)

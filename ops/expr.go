@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -126,7 +127,7 @@ func (e *Expr) Input(t *device.Tensor) Node {
 	if err := checkTensor("expr", "input", t); err != nil {
 		return e.fail(err)
 	}
-	return e.add(exprNode{kind: exprInput, name: "input", t: t, dt: t.DType(), dims: t.Dims().Clone(), dev: t.Device()})
+	return e.add(exprNode{kind: exprInput, name: "input", t: t, dt: t.DType(), dims: bridge.Tensor(t).Dims().Clone(), dev: t.Device()})
 }
 
 // Set makes input node in stand for t from now on: a tensor of the same
@@ -143,7 +144,7 @@ func (e *Expr) Set(in Node, t *device.Tensor) error {
 	if err := checkTensor("expr", "input", t); err != nil {
 		return err
 	}
-	if t.Device() != n.dev || t.DType() != n.dt || !t.Dims().Equal(n.dims) {
+	if t.Device() != n.dev || t.DType() != n.dt || !bridge.Tensor(t).Dims().Equal(n.dims) {
 		return invalidf("expr: set: %v is not a tensor of %v%v on %v", t, n.dt, n.dims, n.dev)
 	}
 	n.t = t

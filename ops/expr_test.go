@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -80,7 +81,7 @@ func (b opsBuilder) unary(m *maskOp, x any, detect uint32) any {
 }
 func (b opsBuilder) where(c, x, y any) any { return b.keep(Where(c.(*device.Tensor), x, y)) }
 func (b opsBuilder) reduce(and bool, x any) any {
-	axes := make([]int, x.(*device.Tensor).Dims().Rank())
+	axes := make([]int, bridge.Tensor(x.(*device.Tensor)).Dims().Rank())
 	for i := range axes {
 		axes[i] = i
 	}
@@ -230,7 +231,7 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 		ys = append(ys, c.make(opsBuilder{t}, dev).(*device.Tensor))
 	}
 	for k, y := range ys {
-		h, err := y.Download()
+		h, err := bridge.Tensor(y).Download()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 				i++
 			}
 			t.Fatalf("%s on %v%v, inputs %v (%s, fused %v, %s pages): got %v, differs from cpuref's %v at byte %d",
-				c.name, hosts[0].DType, hosts[0].Shape, hosts[1].Shape, [...]string{"the Expr", "op by op"}[k], fused, map[bool]string{true: "4 KiB", false: "large"}[d.PageSize() == 4096], h.Shape, want.Shape, i)
+				c.name, hosts[0].DType, hosts[0].Shape, hosts[1].Shape, [...]string{"the Expr", "op by op"}[k], fused, map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
 		}
 	}
 	return fused
@@ -650,8 +651,8 @@ func TestExprReplay(t *testing.T) {
 			} else {
 				want = chains[1].make(opsBuilder{t}, []any{x}).(*device.Tensor)
 			}
-			g, _ := got.Download()
-			w, _ := want.Download()
+			g, _ := bridge.Tensor(got).Download()
+			w, _ := bridge.Tensor(want).Download()
 			got.Free()
 			if !bytes.Equal(g.Data, w.Data) {
 				t.Errorf("replay %d: differs from the ops", i)
@@ -753,8 +754,8 @@ func FuzzExpr(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer got.Free()
-		g, _ := got.Download()
-		w, _ := ov[len(ov)-1].(*device.Tensor).Download()
+		g, _ := bridge.Tensor(got).Download()
+		w, _ := bridge.Tensor(ov[len(ov)-1].(*device.Tensor)).Download()
 		if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
 		}
@@ -795,7 +796,7 @@ func TestExprRowFolds(t *testing.T) {
 				pp := pps[k]
 				forcedProfile.Store(pp.p)
 				e, g, w := foldAgainstOps(t, upload(t, pp.d, h), and, c.axes, c.axes, c.keep)
-				name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", pp.p.name, pp.d.PageSize(), dt, c.shape, c.axes, and)
+				name := fmt.Sprintf("%s profile, page %d, %v%v over %v (and %v)", pp.p.name, bridge.Device(pp.d).PageSize(), dt, c.shape, c.axes, and)
 				if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 					t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
 				}
@@ -870,7 +871,7 @@ func TestExprGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	setTuning(t, 1, 1)
 	n := 16*65535*2 + 96
-	if g, err := d.Grid(uint64(n) / 16); err != nil || g[1] < 2 {
+	if g, err := bridge.Device(d).Grid(uint64(n) / 16); err != nil || g[1] < 2 {
 		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
 	}
 	rng := rand.New(rand.NewPCG(72, 73))
@@ -922,7 +923,7 @@ func foldAgainstOps(t *testing.T, x *device.Tensor, and bool, axes, opAxes []int
 		if err != nil {
 			t.Fatal(err)
 		}
-		hosts[i], err = res.Download()
+		hosts[i], err = bridge.Tensor(res).Download()
 		res.Free()
 		if err != nil {
 			t.Fatal(err)

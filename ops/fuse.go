@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
@@ -124,7 +125,7 @@ func (e *Expr) foldable(n *exprNode, chain int32) (rowLen uint32, ok bool) {
 		return 0, false // no innermost run, or axes outside it
 	}
 	run := dims[k:].NumElements()
-	return uint32(run), run%16 == 0 && uint64(outs) <= n.dev.PageSize()
+	return uint32(run), run%16 == 0 && uint64(outs) <= bridge.Device(n.dev).PageSize()
 }
 
 // order appends to dst the ops that root needs, each after its
@@ -326,26 +327,26 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 	if c.fold != foldNone {
 		dt, dims = root.dt, root.dims
 	}
-	res, err := c.dev.Empty(dt, dims)
+	res, err := bridge.Device(c.dev).Empty(dt, dims)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", root.name, err)
 	}
-	if err := c.record(e, res); err != nil {
+	if err := c.record(e, bridge.UserTensor(res)); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
 	}
 	if !c.after {
-		return res, nil
+		return bridge.UserTensor(res), nil
 	}
 	defer res.Free()
-	return reduceRun(root.name, root.and, res, root.axes, root.dims)
+	return reduceRun(root.name, root.and, bridge.UserTensor(res), root.axes, root.dims)
 }
 
 // record records c's fused kernel into res.
 func (c *compiled) record(e *Expr, res *device.Tensor) error {
 	if c.fold != foldNone {
 		// The fold's identity in every byte: false for any, true for all.
-		if err := c.dev.Fill(res, b2u(c.fold == foldAll)*0x01010101); err != nil {
+		if err := bridge.Device(c.dev).Fill(bridge.Tensor(res), b2u(c.fold == foldAll)*0x01010101); err != nil {
 			return err
 		}
 	}

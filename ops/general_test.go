@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -153,12 +154,12 @@ func checkOnDevice(t *testing.T, d *device.Device, name string, hosts []*tensor.
 	t.Helper()
 	ts := make([]*device.Tensor, len(hosts))
 	for i, h := range hosts {
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer x.Free()
-		ts[i] = x
+		ts[i] = bridge.UserTensor(x)
 	}
 	y, err := run(ts)
 	if err != nil {

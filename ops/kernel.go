@@ -15,13 +15,13 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/shaders"
 )
 
 // kernel declares the kernel compiled from shaders/NAME.comp.
-func kernel(name string, bindings, pushWords int) *device.Kernel {
-	return &device.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: 4 * pushWords}
+func kernel(name string, bindings, pushWords int) *core.Kernel {
+	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: 4 * pushWords}
 }
 
 // words packs push constants: 32-bit little-endian words.

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
@@ -163,7 +164,7 @@ func (m *maskOp) unary(a *device.Tensor, detect uint32) (*device.Tensor, error) 
 		return nil, err
 	}
 	// b is a pushed scalar, never read.
-	return runMask(m.name, m.code, detect, a.Device(), a.DType(), a.Dims(), operand{t: a}, operand{})
+	return runMask(m.name, m.code, detect, a.Device(), a.DType(), bridge.Tensor(a).Dims(), operand{t: a}, operand{})
 }
 
 func (m *maskOp) check(dt tensor.DType) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -15,12 +16,12 @@ import (
 // on the device and in cpuref, and fails t where they differ.
 func checkMasks(t *testing.T, d *device.Device, a, b *tensor.Host) {
 	t.Helper()
-	ta, err := d.Upload(a)
+	ta, err := bridge.Device(d).Upload(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ta.Free()
-	tb, err := d.Upload(b)
+	tb, err := bridge.Device(d).Upload(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func checkMasks(t *testing.T, d *device.Device, a, b *tensor.Host) {
 			func() (*tensor.Host, error) { return cpuref.GreaterEqual(a, b, "numpy") }},
 	}
 	if a.DType.IsFloat() {
-		runs = append(runs, run{"is-nan", func() (*device.Tensor, error) { return IsNaN(ta) }, func() (*tensor.Host, error) { return cpuref.IsNaN(a) }})
+		runs = append(runs, run{"is-nan", func() (*device.Tensor, error) { return IsNaN(bridge.UserTensor(ta)) }, func() (*tensor.Host, error) { return cpuref.IsNaN(a) }})
 	}
 	for _, r := range runs {
 		want, err := r.ref()
@@ -46,7 +47,7 @@ func checkMasks(t *testing.T, d *device.Device, a, b *tensor.Host) {
 		if err != nil {
 			t.Fatalf("%s %v %v: %v", r.name, a, b.Shape, err)
 		}
-		got, err := y.Download()
+		got, err := bridge.Tensor(y).Download()
 		y.Free()
 		if err != nil {
 			t.Fatal(err)

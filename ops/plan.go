@@ -5,6 +5,8 @@ import (
 	"math/bits"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
@@ -38,7 +40,7 @@ var texelBytes uint64
 func targetOf(d *device.Device) target {
 	lim := &d.Info().Limits
 	prof := profileOf(d)
-	return target{prof: prof, page: d.PageSize(), span: int(d.PageSize()), align: d.Alignment(), grid: lim.MaxComputeWorkGroupCount,
+	return target{prof: prof, page: bridge.Device(d).PageSize(), span: int(bridge.Device(d).PageSize()), align: bridge.Device(d).Alignment(), grid: lim.MaxComputeWorkGroupCount,
 		group: uint32(min(prof.group, int(lim.MaxComputeWorkGroupInvocations), int(lim.MaxComputeWorkGroupSize[0])))}
 }
 
@@ -48,7 +50,7 @@ func targetOf(d *device.Device) target {
 // that fits, if that is less. Pages are powers of two too, so pieces
 // planned for the smaller span still lie in one page each.
 func spanOf(d *device.Device, v *variant) int {
-	span := d.PageSize()
+	span := bridge.Device(d).PageSize()
 	if v.kernel.Kinds != nil {
 		limit := texelBytes
 		if limit == 0 {
@@ -393,7 +395,7 @@ func (p *boxPlan) launch(mode, skip, elems uint32) launch {
 	// The grid cannot fail to fit for a box a binding holds: pages hold
 	// at most 2^30 bytes, and the smallest grid every device offers
 	// holds 2^32 invocations.
-	ln.grid, _ = device.SpreadGroups(uint64((ln.invocations+p.t.group-1)/p.t.group), p.t.grid)
+	ln.grid, _ = core.SpreadGroups(uint64((ln.invocations+p.t.group-1)/p.t.group), p.t.grid)
 	ln.spec, ln.nspec = p.specOf(mode, ln.role, elems)
 	push := words(ln.push[:0]).u32(b.dims[:]...).u32(b.magic[:]...).u32(b.shift[:]...).u32(b.masks).
 		u32(b.base[:out+1]...).u32(ln.grid[0], skip)

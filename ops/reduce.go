@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -80,9 +82,9 @@ var reduceMeasured = [reduceClasses]struct {
 // reduceTexelKernel declares a reduce kernel that reads its input,
 // binding 0, as an rgba32ui texel buffer, and writes binding 1, a
 // storage buffer.
-func reduceTexelKernel(name string, pushWords int) *device.Kernel {
+func reduceTexelKernel(name string, pushWords int) *core.Kernel {
 	k := kernel(name, 2, pushWords)
-	k.Kinds = []device.BindingKind{device.TexelRGBA32UI, device.Storage}
+	k.Kinds = []core.BindingKind{core.TexelRGBA32UI, core.Storage}
 	return k
 }
 
@@ -98,7 +100,7 @@ func reduceHasSubgroup(d *device.Device) bool {
 func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error) {
 	shape, reduced := reduceMeasured[c].shape, reduceMeasured[c].reduced
 	return func(d *device.Device, v *variant) (float64, error) {
-		x, err := d.Empty(tensor.Bool, shape)
+		x, err := bridge.Device(d).Empty(tensor.Bool, shape)
 		if err != nil {
 			return 0, err
 		}
@@ -107,18 +109,18 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 		if err != nil {
 			return 0, err
 		}
-		y, err := d.Empty(tensor.Bool, outShape)
+		y, err := bridge.Device(d).Empty(tensor.Bool, outShape)
 		if err != nil {
 			return 0, err
 		}
 		defer y.Free()
 		r := reducer{d: d, tune: reduceTuningFor(d), only: v}
-		if err := r.fill(x); err != nil {
+		if err := r.fill(bridge.UserTensor(x)); err != nil {
 			return 0, err
 		}
 		best := math.Inf(1)
 		for range 3 {
-			ns, err := d.GPUTime(func() error { return r.run(x, y, shape, reduced) })
+			ns, err := bridge.Device(d).GPUTime(func() error { return r.run(bridge.UserTensor(x), bridge.UserTensor(y), shape, reduced) })
 			if err != nil {
 				return 0, err
 			}
@@ -164,7 +166,7 @@ func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []
 	}
 	var reducedBuf [reduceRank]bool
 	var outBuf [reduceRank]int
-	reduced, outShape, err := resolveReduce(op, data.Dims(), axes, opts, &reducedBuf, &outBuf)
+	reduced, outShape, err := resolveReduce(op, bridge.Tensor(data).Dims(), axes, opts, &reducedBuf, &outBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -195,16 +197,16 @@ func resolveReduce(op string, shape tensor.Shape, axes []int, opts []ReduceOptio
 // outShape. If a dispatch fails, the output is freed.
 func reduceRun(op string, and bool, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
 	d := data.Device()
-	out, err := d.Empty(tensor.Bool, outShape)
+	out, err := bridge.Device(d).Empty(tensor.Bool, outShape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	r := reducer{d: d, and: and, tune: reduceTuningFor(d), families: &reduceFamilies}
-	if err := r.run(data, out, data.Dims(), reduced); err != nil {
+	if err := r.run(data, bridge.UserTensor(out), bridge.Tensor(data).Dims(), reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return out, nil
+	return bridge.UserTensor(out), nil
 }
 
 // checkReduceData checks data as cpuref checks its host form, and that it
@@ -275,12 +277,12 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	for i, p := range ps {
 		dst := out
 		if i < len(ps)-1 {
-			t, err := r.d.Empty(tensor.Bool, tensor.Shape{int(p.b * p.c)})
+			t, err := bridge.Device(r.d).Empty(tensor.Bool, tensor.Shape{int(p.b * p.c)})
 			if err != nil {
 				release(src)
 				return err
 			}
-			dst = t
+			dst = bridge.UserTensor(t)
 		}
 		err := r.pass(p, src, dst)
 		release(src)
@@ -310,9 +312,9 @@ func (r *reducer) normalize(data, out *device.Tensor) error {
 // reduceJob is one planned dispatch: of k, with the plan's push and spec
 // constants, over its input and output bindings.
 type reduceJob struct {
-	k    *device.Kernel
+	k    *core.Kernel
 	plan reducePlan
-	args [2]device.Arg
+	args [2]core.Arg
 }
 
 // pass records the dispatches of pass p from src into dst. When output
@@ -320,16 +322,16 @@ type reduceJob struct {
 // identity for them to combine into.
 func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 	var pieceBuf [4]reducePiece
-	pieces := p.pieces(pieceBuf[:0], r.d.PageSize())
+	pieces := p.pieces(pieceBuf[:0], bridge.Device(r.d).PageSize())
 	var jobBuf [4]reduceJob
 	jobs := jobBuf[:0]
 	shared := len(pieces) > 1
 	for _, pp := range pieces {
-		in, inSkip, err := src.Window(p.inSpan(pp))
+		in, inSkip, err := bridge.Tensor(src).Window(p.inSpan(pp))
 		if err != nil {
 			return err
 		}
-		out, outSkip, err := dst.Window(p.outSpan(pp))
+		out, outSkip, err := bridge.Tensor(dst).Window(p.outSpan(pp))
 		if err != nil {
 			return err
 		}
@@ -344,7 +346,7 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 		if err != nil {
 			return err
 		}
-		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]device.Arg{in, out}})
+		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]core.Arg{in, out}})
 		shared = shared || pl.shared
 	}
 	if shared {
@@ -363,7 +365,7 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 // fill sets every byte of t to the identity (vkCmdFillBuffer: on
 // lavapipe a memset, cheaper than a dispatch).
 func (r *reducer) fill(t *device.Tensor) error {
-	return r.d.Fill(t, r.identity())
+	return bridge.Device(r.d).Fill(bridge.Tensor(t), r.identity())
 }
 
 // dispatch records j over enough workgroups for its invocations, which
@@ -374,7 +376,7 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	if !fitsU32(pl.n) {
 		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", pl.n, j.k.Name)
 	}
-	grid, err := r.d.Grid(reduceCeil(pl.n, r.tune.groupSize))
+	grid, err := bridge.Device(r.d).Grid(reduceCeil(pl.n, r.tune.groupSize))
 	if err != nil {
 		return err
 	}
@@ -383,5 +385,5 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
 	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), b2u(r.and)}
 	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
-	return r.d.Dispatch(j.k, spec[:n], j.args[:], push, grid)
+	return bridge.Device(r.d).Dispatch(j.k, spec[:n], j.args[:], push, grid)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -74,7 +75,7 @@ var reduceTuningGPU = reduceTune{
 
 // reduceTuningFor returns the tuning for d's kind of device.
 func reduceTuningFor(d *device.Device) reduceTune {
-	if d.IsCPU() {
+	if bridge.Device(d).IsCPU() {
 		return reduceTuning
 	}
 	return reduceTuningGPU

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -25,7 +26,7 @@ func withTuning(t testing.TB, tu reduceTune) {
 // cpuref differ. It returns the number of cases.
 func reduceAgainstCPU(t *testing.T, d *device.Device, h *tensor.Host) int {
 	t.Helper()
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +49,11 @@ func reduceAgainstCPU(t *testing.T, d *device.Device, h *tensor.Host) int {
 				if err != nil {
 					t.Fatal(err)
 				}
-				y, err := dev(x, axes, KeepDims(keep))
+				y, err := dev(bridge.UserTensor(x), axes, KeepDims(keep))
 				if err != nil {
 					t.Fatalf("%v axes %v and %v: %v", h.Shape, axes, and, err)
 				}
-				got, err := y.Download()
+				got, err := bridge.Tensor(y).Download()
 				y.Free()
 				if err != nil {
 					t.Fatal(err)
@@ -282,15 +283,15 @@ func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := d.Upload(h)
+			x, err := bridge.Device(d).Upload(h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, err := dev(x, c.axes)
+			y, err := dev(bridge.UserTensor(x), c.axes)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := y.Download()
+			got, err := bridge.Tensor(y).Download()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +364,7 @@ func TestReduceFamilies(t *testing.T) {
 		m := reduceMeasured[c]
 		ps := reducePasses(nil, reduceCollapse(nil, m.shape, m.reduced))
 		for _, p := range ps {
-			for _, pc := range p.pieces(nil, d.PageSize()) {
+			for _, pc := range p.pieces(nil, bridge.Device(d).PageSize()) {
 				var pl reducePlan
 				if p.inner() {
 					pl = reduceTuning.innerPlan(p, pc, 0, 0)
@@ -390,7 +391,7 @@ func TestReduceFamilies(t *testing.T) {
 		if err != nil || !best.eligible(d) {
 			t.Errorf("%s: tune chose %v, %v", f.key, best, err)
 		}
-		if name, ok := d.Choice(f.key); !ok || name != best.name {
+		if name, ok := bridge.Device(d).Choice(f.key); !ok || name != best.name {
 			t.Errorf("%s: stored choice %q, %v; want %s", f.key, name, ok, best.name)
 		}
 	}

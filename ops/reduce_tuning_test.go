@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -52,7 +53,7 @@ func BenchmarkReduceTuning(b *testing.B) {
 		{tensor.Shape{64, 64, 64, 64}, []int{1, 3}},
 		{tensor.Shape{8192, 1537}, []int{0}},
 	} {
-		x, err := d.Empty(tensor.Bool, c.shape)
+		x, err := bridge.Device(d).Empty(tensor.Bool, c.shape)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,15 +66,15 @@ func BenchmarkReduceTuning(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		y, err := d.Empty(tensor.Bool, outShape)
+		y, err := bridge.Device(d).Empty(tensor.Bool, outShape)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer y.Free()
-		if err := (&reducer{d: d, tune: reduceTuningFor(d)}).fill(x); err != nil {
+		if err := (&reducer{d: d, tune: reduceTuningFor(d)}).fill(bridge.UserTensor(x)); err != nil {
 			b.Fatal(err)
 		}
-		cases = append(cases, benchCase{fmt.Sprintf("%v axes %v", c.shape, c.axes), x, y, c.shape, reduced})
+		cases = append(cases, benchCase{fmt.Sprintf("%v axes %v", c.shape, c.axes), bridge.UserTensor(x), bridge.UserTensor(y), c.shape, reduced})
 	}
 	// times returns each case's best device time under tu, and their
 	// geometric mean.
@@ -86,7 +87,7 @@ func BenchmarkReduceTuning(b *testing.B) {
 				b.Fatal(err)
 			}
 			for range 3 {
-				t, err := d.GPUTime(func() error { return r.run(c.x, c.y, c.shape, c.reduced) })
+				t, err := bridge.Device(d).GPUTime(func() error { return r.run(c.x, c.y, c.shape, c.reduced) })
 				if err != nil {
 					b.Fatal(err)
 				}

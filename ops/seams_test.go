@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -44,7 +45,7 @@ func selectDispatches(t *testing.T, d *device.Device, cond, a, b *device.Tensor)
 		t.Fatal(err)
 	}
 	y.Free()
-	r, err := d.Capture(func() error {
+	r, err := bridge.Device(d).Capture(func() error {
 		var err error
 		y, err = Select(cond, a, b)
 		return err
@@ -85,12 +86,12 @@ func rowTrioCases(lens []int, batches [][2]int) []trioCase {
 // upload puts h on d until t ends.
 func upload(t *testing.T, d *device.Device, h *tensor.Host) *device.Tensor {
 	t.Helper()
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Free)
-	return x
+	return bridge.UserTensor(x)
 }
 
 // checkWhere checks Where(cond, x, s) against cpuref, s a scalar of x's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -156,7 +157,7 @@ func fitsOneWay(op, name string, src, dst tensor.Shape) error {
 func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand) (*device.Tensor, error) {
 	r := selectElem.newRun(dt.Size())
 	r.ts[0], r.ts[1], r.ts[2] = cond, a.t, b.t
-	r.shapes[0], r.shapes[1], r.shapes[2] = cond.Dims(), a.shape(), b.shape()
+	r.shapes[0], r.shapes[1], r.shapes[2] = bridge.Tensor(cond).Dims(), a.shape(), b.shape()
 	r.bits = [2]uint64{a.bits, b.bits}
 	pickByCond(&r)
 	return r.execute(op, cond.Device(), dt, out)
@@ -171,7 +172,7 @@ func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a,
 func pickByCond(r *run) {
 	cond := r.ts[0]
 	var c [1]byte
-	if cond.Len() != 1 || !cond.Peek(c[:]) {
+	if cond.Len() != 1 || !bridge.Tensor(cond).Peek(c[:]) {
 		return
 	}
 	r.pick = 2
@@ -182,7 +183,7 @@ func pickByCond(r *run) {
 	r.pickBits, r.pickKnown = r.bits[r.pick-1], t == nil
 	if t != nil && t.Len() == 1 {
 		var b [8]byte
-		r.pickKnown = t.Peek(b[:r.width])
+		r.pickKnown = bridge.Tensor(t).Peek(b[:r.width])
 		r.pickBits = binary.LittleEndian.Uint64(b[:])
 	}
 }

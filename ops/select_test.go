@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -48,18 +49,18 @@ func checkSelect(t *testing.T, d *device.Device, cond, then, els *tensor.Host) {
 		}
 	}()
 	for _, h := range []*tensor.Host{cond, then, els} {
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts = append(ts, x)
+		ts = append(ts, bridge.UserTensor(x))
 	}
 	y, err := Select(ts[0], ts[1], ts[2])
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	defer y.Free()
-	got, err := y.Download()
+	got, err := bridge.Tensor(y).Download()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestSelectGrid(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	setTuning(t, 1, 1)
 	n := 16*65535*2 + 100
-	g, err := d.Grid(uint64(n+15) / 16)
+	g, err := bridge.Device(d).Grid(uint64(n+15) / 16)
 	if err != nil || g[1] < 2 {
 		t.Fatalf("grid %v, %v: want more than one row of workgroups", g, err)
 	}
@@ -166,7 +167,7 @@ func TestSelectTexelSpan(t *testing.T) {
 	texelBytes = 4096 + 100 // not a power of two: the span rounds down
 	var texels []*variant
 	for _, v := range selectElem.variants[4] {
-		want := int(d.PageSize())
+		want := int(bridge.Device(d).PageSize())
 		if v.kernel.Kinds != nil {
 			want = 4096
 			texels = append(texels, v)
@@ -237,7 +238,7 @@ func TestSelectFamilies(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %v ns by variant, chose %s", f.key, times, best.name)
-	if name, ok := d.Choice(f.key); !ok || name != best.name {
+	if name, ok := bridge.Device(d).Choice(f.key); !ok || name != best.name {
 		t.Errorf("%s: stored choice %q, want %q", f.key, name, best.name)
 	}
 	// An untuned family takes the driver's default, where it has one
@@ -246,7 +247,7 @@ func TestSelectFamilies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
 	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{300, 1}), randomHost(rng, tensor.F16, tensor.Shape{300, 40}), randomHost(rng, tensor.F16, tensor.Shape{40}))
 	bcast := selectElem.families[2][classBroadcast]
-	if name, ok := d.Choice(bcast.key); bcast.byDefault(d) == nil && (!ok || bcast.stored(d) == nil) {
+	if name, ok := bridge.Device(d).Choice(bcast.key); bcast.byDefault(d) == nil && (!ok || bcast.stored(d) == nil) {
 		t.Errorf("select/w2/bcast: no eligible choice stored after a select (%q)", name)
 	}
 }
@@ -267,12 +268,12 @@ func TestSelectRank(t *testing.T) {
 	checkSelect(t, d, randomHost(rng, tensor.Bool, alt(8, 0)), randomHost(rng, tensor.F32, alt(8, 1)), randomHost(rng, tensor.F32, alt(8, 0)))
 	var ts []*device.Tensor
 	for _, h := range []*tensor.Host{randomHost(rng, tensor.Bool, alt(9, 0)), randomHost(rng, tensor.F32, alt(9, 1)), randomHost(rng, tensor.F32, alt(9, 0))} {
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer x.Free()
-		ts = append(ts, x)
+		ts = append(ts, bridge.UserTensor(x))
 	}
 	const want = "select: the broadcast needs 9 dimensions after merging adjacent ones, more than the 8 the kernels support"
 	if y, err := Select(ts[0], ts[1], ts[2]); err == nil || err.Error() != want {
@@ -290,7 +291,7 @@ func TestSelectDirect(t *testing.T) {
 	// Where the host cannot read a tensor's memory, as on a discrete
 	// GPU, it never knows cond: the kernel runs.
 	pathFor := func(path string) string {
-		if !d.Unified() {
+		if !bridge.Device(d).Unified() {
 			return "kernel"
 		}
 		return path
@@ -298,12 +299,12 @@ func TestSelectDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	out := tensor.Shape{37, 129}
 	upload := func(h *tensor.Host) *device.Tensor {
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(x.Free)
-		return x
+		return bridge.UserTensor(x)
 	}
 	// An 8-byte element whose halves differ cannot be a fill's word.
 	one := func(dt tensor.DType, same bool) *tensor.Host {
@@ -416,7 +417,7 @@ func TestSelectDirect(t *testing.T) {
 	}); y == nil || path != "kernel" {
 		t.Fatalf("select on a cond still being written: got %v by %s, want a result by the kernel", y, path)
 	}
-	want, err := x.Download()
+	want, err := bridge.Tensor(x).Download()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +448,7 @@ func TestSelectDirect(t *testing.T) {
 // pathOf runs f, an op, and returns how it went: "copy" where it
 // dispatched no kernel (a copy, fill or tile), "expand" or "kernel".
 func pathOf(d *device.Device, f func() error) string {
-	r, err := d.Capture(f)
+	r, err := bridge.Device(d).Capture(f)
 	switch {
 	case err != nil:
 		return "copy"
@@ -461,7 +462,7 @@ func pathOf(d *device.Device, f func() error) string {
 func checkAgainst(t *testing.T, name string, y *device.Tensor, want *tensor.Host) {
 	t.Helper()
 	defer y.Free()
-	got, err := y.Download()
+	got, err := bridge.Tensor(y).Download()
 	if err != nil {
 		t.Fatal(err)
 	}

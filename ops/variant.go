@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 )
 
 // A variant is one kernel that can run a plan: the portable one, which
@@ -16,14 +18,14 @@ import (
 // of the device (texel-buffer formats, shaderInt64, subgroup operations).
 type variant struct {
 	name   string
-	kernel *device.Kernel
+	kernel *core.Kernel
 	// rows is the variant's kernel of blocks of whole rows (modeRows),
 	// a module of its own so that its code does not slow the building
 	// of the other modes' pipelines.
-	rows *device.Kernel
+	rows *core.Kernel
 	// seams is the variant's kernel of the blocks that a row begins
 	// inside (modeSeams), a module of its own as rows is.
-	seams *device.Kernel
+	seams *core.Kernel
 	// needs reports whether the device has what the variant needs; nil
 	// for the portable variant.
 	needs func(d *device.Device) bool
@@ -80,7 +82,7 @@ func forced() string { return strings.TrimSpace(os.Getenv("VKOPS_VARIANT")) }
 // user's op ran. `vkops tune` measures anyway and its choice overrides.
 type driverDefault struct {
 	vendor  uint32
-	driver  device.DriverID
+	driver  core.DriverID
 	family  string
 	variant string
 }
@@ -89,12 +91,12 @@ type driverDefault struct {
 var driverDefaults = []driverDefault{
 	// Lavapipe (Mesa llvmpipe): texel loads, and 64-bit stores where the
 	// variant has them, are several times faster than storage buffers.
-	{0x10005, device.DriverMesaLLVMpipe, "select/", "texel64"},
-	{0x10005, device.DriverMesaLLVMpipe, "reduce/rows", "texel"},
-	{0x10005, device.DriverMesaLLVMpipe, "reduce/cols", "texel"},
-	{0x10005, device.DriverMesaLLVMpipe, "reduce/split", "texel-subgroup"},
-	{0x10005, device.DriverMesaLLVMpipe, "mask/", "texel64"},
-	{0x10005, device.DriverMesaLLVMpipe, "fused/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "select/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "reduce/rows", "texel"},
+	{0x10005, core.DriverMesaLLVMpipe, "reduce/cols", "texel"},
+	{0x10005, core.DriverMesaLLVMpipe, "reduce/split", "texel-subgroup"},
+	{0x10005, core.DriverMesaLLVMpipe, "mask/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "fused/", "texel64"},
 }
 
 // byDefault returns the driver's default variant for f, if the table has
@@ -153,7 +155,7 @@ func (f *family) pick(d *device.Device) (*variant, error) {
 }
 
 func (f *family) stored(d *device.Device) *variant {
-	name, ok := d.Choice(f.key)
+	name, ok := bridge.Device(d).Choice(f.key)
 	if !ok {
 		return nil
 	}
@@ -198,7 +200,7 @@ func (f *family) tune(d *device.Device) (*variant, []float64, error) {
 			}
 		}
 	}
-	d.SetChoice(f.key, f.variants[best].name)
+	bridge.Device(d).SetChoice(f.key, f.variants[best].name)
 	f.picked.Store(&pick{d, f.variants[best]})
 	return f.variants[best], times, nil
 }

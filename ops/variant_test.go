@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -58,7 +59,7 @@ func TestDriverDefaults(t *testing.T) {
 	}
 	t.Logf("%s, driver ID %d: defaults known: %v", d, d.Info().DriverID, known)
 	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{30}), randomHost(rng, tensor.F32, tensor.Shape{30}), randomHost(rng, tensor.F32, tensor.Shape{30}))
-	_, stored := d.Choice(selectElem.families[4][classSame].key)
+	_, stored := bridge.Device(d).Choice(selectElem.families[4][classSame].key)
 	if known == stored {
 		t.Errorf("defaults known %v, but a first select stored a measured choice: %v", known, stored)
 	}
@@ -70,7 +71,7 @@ func TestDriverDefaults(t *testing.T) {
 	driverDefaults = nil
 	t.Cleanup(func() { driverDefaults = saved })
 	checkSelect(t, d, randomHost(rng, tensor.Bool, tensor.Shape{30}), randomHost(rng, tensor.U8, tensor.Shape{30}), randomHost(rng, tensor.U8, tensor.Shape{30}))
-	if _, ok := d.Choice(selectElem.families[1][classSame].key); !ok {
+	if _, ok := bridge.Device(d).Choice(selectElem.families[1][classSame].key); !ok {
 		t.Error("without defaults, a first select stored no choice")
 	}
 }

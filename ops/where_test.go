@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -81,7 +82,7 @@ func TestWhereScalarBits(t *testing.T) {
 		{tensor.I8, Scalar(-128, tensor.I32), 0x80},
 		{tensor.Bool, 1.0, 1},
 	} {
-		other, err := d.Empty(c.dt, tensor.Shape{2})
+		other, err := bridge.Device(d).Empty(c.dt, tensor.Shape{2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestWhereScalarBits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v beside %v: %v", c.v, c.dt, err)
 		}
-		h, err := y.Download()
+		h, err := bridge.Tensor(y).Download()
 		y.Free()
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -94,12 +95,12 @@ func concOp(d *device.Device, rng *rand.Rand, kind string, sh *concShared) error
 	up := func(hs ...*tensor.Host) ([]*device.Tensor, error) {
 		xs := make([]*device.Tensor, len(hs))
 		for i, h := range hs {
-			x, err := d.Upload(h)
+			x, err := bridge.Device(d).Upload(h)
 			if err != nil {
 				return nil, err
 			}
-			owned = append(owned, x)
-			xs[i] = x
+			owned = append(owned, bridge.UserTensor(x))
+			xs[i] = bridge.UserTensor(x)
 		}
 		return xs, nil
 	}
@@ -240,10 +241,10 @@ func concOp(d *device.Device, rng *rand.Rand, kind string, sh *concShared) error
 		x := xs[0]
 		// Overwrite it once, then read it back both ways.
 		h2 := misRandom(rng, dt, h.Shape)
-		if err := x.Write(h2.Data); err != nil {
+		if err := bridge.Tensor(x).Write(h2.Data); err != nil {
 			return err
 		}
-		got, err := x.Download()
+		got, err := bridge.Tensor(x).Download()
 		if err != nil {
 			return err
 		}
@@ -251,7 +252,7 @@ func concOp(d *device.Device, rng *rand.Rand, kind string, sh *concShared) error
 			return fmt.Errorf("upload/download %v%v: %s", dt, h.Shape, s)
 		}
 		buf := make([]byte, x.Bytes())
-		if err := x.Read(buf); err != nil {
+		if err := bridge.Tensor(x).Read(buf); err != nil {
 			return err
 		}
 		if string(buf) != string(h2.Data) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -135,11 +136,11 @@ func leakCycle(d *device.Device, rng *rand.Rand, c leakCase) error {
 		}
 	}()
 	for i, h := range hs {
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			return err
 		}
-		ts[i] = x
+		ts[i] = bridge.UserTensor(x)
 	}
 	var y *device.Tensor
 	var err error
@@ -187,11 +188,11 @@ func TestLeakOpCycles(t *testing.T) {
 		}
 	}
 	run(20 * len(leakCases)) // warm up: pipelines, variant choices, slabs, batches
-	before, live0 := leakMeasure(t), d.LiveObjects()
+	before, live0 := leakMeasure(t), bridge.Device(d).LiveObjects()
 	start := time.Now()
 	run(cycles)
 	elapsed := time.Since(start)
-	after, live1 := leakMeasure(t), d.LiveObjects()
+	after, live1 := leakMeasure(t), bridge.Device(d).LiveObjects()
 	leakCompare(t, fmt.Sprintf("%d op cycles in %v", cycles, elapsed.Round(time.Millisecond)), before, after, live0, live1)
 }
 
@@ -235,7 +236,7 @@ func TestLeakOpenClose(t *testing.T) {
 	cycle := func() {
 		d := leakOpen(t, device.Options{CacheDir: dir})
 		defer d.Close()
-		opened = append(opened, d.LiveObjects())
+		opened = append(opened, bridge.Device(d).LiveObjects())
 		for _, c := range []leakCase{leakCases[0], leakCases[4], leakCases[9]} {
 			if err := leakCycle(d, rng, c); err != nil {
 				t.Fatal(err)
@@ -244,7 +245,7 @@ func TestLeakOpenClose(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if live := d.LiveObjects(); live != 0 {
+		if live := bridge.Device(d).LiveObjects(); live != 0 {
 			t.Fatalf("%d Vulkan objects live after Close", live)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -51,7 +52,7 @@ var stressRounds = []struct {
 	{"unified", device.Options{PageSize: 1 << 16}},
 	{"staged", device.Options{Staging: true, Transfers: "staged", PageSize: 1 << 16}},
 	{"import", device.Options{Staging: true, Transfers: "import"}},
-	{"gpu-profile", device.Options{Profile: "gpu", PageSize: 1 << 20}},
+	{"gpu-profile", device.Options{Profile: device.ProfileGPU, PageSize: 1 << 20}},
 }
 
 // stressKinds are the workers' actions. The ops take f32 and bool only,
@@ -134,7 +135,7 @@ func stressRound(t *testing.T, opts device.Options, dur time.Duration, seed uint
 	}
 	closers.Wait()
 	wg.Wait()
-	if live := d.LiveObjects(); live != 0 {
+	if live := bridge.Device(d).LiveObjects(); live != 0 {
 		t.Errorf("%d Vulkan objects live after Close", live)
 	}
 	if _, err := ops.Greater(s.sh.then, 0); !errors.Is(err, device.ErrClosed) {
@@ -186,10 +187,10 @@ func (s *stress) report(warmup, elapsed time.Duration, g0 int) {
 // hold their bytes, retrying a download that met the filler's full heap.
 func (s *stress) intact(held *misInputs) {
 	for i, x := range held.ts {
-		h, err := x.Download()
+		h, err := bridge.Tensor(x).Download()
 		for tries := 0; errors.Is(err, device.ErrOutOfMemory) && tries < 100; tries++ {
 			time.Sleep(10 * time.Millisecond)
-			h, err = x.Download()
+			h, err = bridge.Tensor(x).Download()
 		}
 		switch {
 		case err != nil:
@@ -288,17 +289,17 @@ func stressWhere(d *device.Device, rng *rand.Rand) error {
 	if err != nil {
 		return err
 	}
-	c, err := d.Upload(hc)
+	c, err := bridge.Device(d).Upload(hc)
 	if err != nil {
 		return err
 	}
 	defer c.Free()
-	a, err := d.Upload(ha)
+	a, err := bridge.Device(d).Upload(ha)
 	if err != nil {
 		return err
 	}
 	defer a.Free()
-	y, err := ops.Where(c, a, float32(2.5))
+	y, err := ops.Where(bridge.UserTensor(c), a, float32(2.5))
 	if err != nil {
 		return err
 	}
@@ -329,13 +330,13 @@ func (s *stress) fill() {
 		err := func() error {
 			for i := 0; ; i++ {
 				size := sizes[(cycle+i)%len(sizes)]
-				x, err := s.d.Empty(tensor.U8, tensor.Shape{size})
+				x, err := bridge.Device(s.d).Empty(tensor.U8, tensor.Shape{size})
 				if err != nil {
 					return err
 				}
-				got = append(got, x)
+				got = append(got, bridge.UserTensor(x))
 				if size == sizes[0] {
-					if err := s.d.Fill(x, uint32(i)*0x01010101); err != nil {
+					if err := bridge.Device(s.d).Fill(x, uint32(i)*0x01010101); err != nil {
 						return err
 					}
 				}
@@ -362,7 +363,7 @@ func (s *stress) freeRace(rng *rand.Rand, expr bool, ex *stressExpr, race bool) 
 	if expr {
 		h = stressF32(rng, ex.shape(s.d, rng))
 	}
-	x, err := s.d.Upload(h)
+	x, err := bridge.Device(s.d).Upload(h)
 	if err != nil {
 		return err
 	}
@@ -380,9 +381,9 @@ func (s *stress) freeRace(rng *rand.Rand, expr bool, ex *stressExpr, race bool) 
 	var y *device.Tensor
 	var want *tensor.Host
 	if expr {
-		y, want, err = ex.run(x, h)
+		y, want, err = ex.run(bridge.UserTensor(x), h)
 	} else {
-		y, err = ops.IsNaN(x)
+		y, err = ops.IsNaN(bridge.UserTensor(x))
 		want, _ = cpuref.IsNaN(h)
 	}
 	if errors.Is(err, device.ErrFreed) {
@@ -467,12 +468,12 @@ func (ex *stressExpr) run(x *device.Tensor, h *tensor.Host) (*device.Tensor, *te
 // replay evaluates the ReLU on new input and checks it.
 func (ex *stressExpr) replay(d *device.Device, rng *rand.Rand) error {
 	h := stressF32(rng, ex.shape(d, rng))
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		return err
 	}
 	defer x.Free()
-	y, want, err := ex.run(x, h)
+	y, want, err := ex.run(bridge.UserTensor(x), h)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -43,7 +44,7 @@ func TestCloseWhileOpsRun(t *testing.T) {
 			t.Errorf("round %d: Close: %v", round, err)
 		}
 		wg.Wait()
-		if live := d.LiveObjects(); live != 0 {
+		if live := bridge.Device(d).LiveObjects(); live != 0 {
 			t.Errorf("round %d: %d Vulkan objects live after Close", round, live)
 		}
 		t.Logf("round %d: %d ops checked before Close", round, done.Load())
@@ -104,21 +105,21 @@ func greaterOnce(d *device.Device, x []float32) error {
 func TestChurnReclaimsPending(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	heap := heapSize(d)
-	c, err := d.Empty(tensor.Bool, tensor.Shape{16 << 20})
+	c, err := bridge.Device(d).Empty(tensor.Bool, tensor.Shape{16 << 20})
 	must(t, err)
-	must(t, d.Fill(c, 0x01000100))
-	x, err := d.Empty(tensor.U8, tensor.Shape{64 << 20})
+	must(t, bridge.Device(d).Fill(c, 0x01000100))
+	x, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{64 << 20})
 	must(t, err)
-	must(t, d.Fill(x, 0x07050301))
+	must(t, bridge.Device(d).Fill(x, 0x07050301))
 	var e ops.Expr
-	in := e.Input(x)
+	in := e.Input(bridge.UserTensor(x))
 	chain := e.LogicalAnd(e.Greater(in, 2), e.Less(in, 6))
 	for _, c := range []struct {
 		name  string
 		bytes uint64 // an output's
 		op    func() (*device.Tensor, error)
 	}{
-		{"where", 64 << 20, func() (*device.Tensor, error) { return ops.Where(c, float32(1), float32(2)) }},
+		{"where", 64 << 20, func() (*device.Tensor, error) { return ops.Where(bridge.UserTensor(c), float32(1), float32(2)) }},
 		{"greater", 16 << 20, func() (*device.Tensor, error) { return ops.Greater(c, false) }},
 		{"expr", 64 << 20, func() (*device.Tensor, error) { return e.Eval(chain) }},
 	} {
@@ -195,9 +196,9 @@ func TestFreeRacesOp(t *testing.T) {
 func TestOutOfMemoryReport(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	heap := heapSize(d)
-	big, err := d.Empty(tensor.U8, tensor.Shape{int(heap / 2)})
+	big, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(heap / 2)})
 	must(t, err)
-	_, err = d.Empty(tensor.U8, tensor.Shape{int(heap/2) + 1<<20})
+	_, err = bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(heap/2) + 1<<20})
 	if !errors.Is(err, device.ErrOutOfMemory) {
 		t.Fatalf("a tensor past the heap: %v, want ErrOutOfMemory", err)
 	}
@@ -221,17 +222,17 @@ func TestSmallTensorsGiveHeapBack(t *testing.T) {
 	for round := range 2 {
 		var small []*device.Tensor
 		for {
-			x, err := d.Empty(tensor.U8, tensor.Shape{256 << 10})
+			x, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{256 << 10})
 			if errors.Is(err, device.ErrOutOfMemory) {
 				break
 			}
 			must(t, err)
-			small = append(small, x)
+			small = append(small, bridge.UserTensor(x))
 		}
 		for _, x := range small {
 			x.Free()
 		}
-		large, err := d.Empty(tensor.U8, tensor.Shape{int(heap * 3 / 4)})
+		large, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(heap * 3 / 4)})
 		if err != nil {
 			t.Fatalf("round %d: after %d tensors of 256 KiB were freed, 3/4 of the heap: %v", round, len(small), err)
 		}
@@ -250,13 +251,13 @@ func BenchmarkChurn(b *testing.B) {
 	heap := heapSize(d)
 	for _, size := range []uint64{1 << 20, 64 << 20, 256 << 20, heap / 2} {
 		b.Run(fmt.Sprintf("out=%dMiB", size>>20), func(b *testing.B) {
-			c, err := d.Empty(tensor.Bool, tensor.Shape{int(size / 4)})
+			c, err := bridge.Device(d).Empty(tensor.Bool, tensor.Shape{int(size / 4)})
 			must(b, err)
 			defer c.Free()
-			must(b, d.Fill(c, 0x01000100))
+			must(b, bridge.Device(d).Fill(c, 0x01000100))
 			b.SetBytes(int64(size))
 			for i := range b.N {
-				y, err := ops.Where(c, float32(1), float32(2))
+				y, err := ops.Where(bridge.UserTensor(c), float32(1), float32(2))
 				if err != nil {
 					b.Fatalf("iteration %d: %v", i, err)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -128,7 +129,7 @@ func maskRun(t *testing.T, d *device.Device, name string, hosts []*tensor.Host,
 		t.Fatalf("%s: %v", name, err)
 	}
 	defer got.Free()
-	h, err := got.Download()
+	h, err := bridge.Tensor(got).Download()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -333,7 +334,7 @@ func BenchmarkMask(b *testing.B) {
 	x, y, row := up(tensor.F32, n/1024, 1024), up(tensor.F32, n/1024, 1024), up(tensor.F32, 1, 1024)
 	h, p, q := up(tensor.F16, n), up(tensor.Bool, n), up(tensor.Bool, n)
 	gpuTime := func(b *testing.B, f func() error) float64 {
-		ns, err := d.GPUTime(f)
+		ns, err := bridge.Device(d).GPUTime(f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -350,12 +351,12 @@ func BenchmarkMask(b *testing.B) {
 		{"is-nan-f16", 3 * n, func() (*device.Tensor, error) { return ops.IsNaN(h) }},
 		{"logical-and-bool", 3 * n, func() (*device.Tensor, error) { return ops.LogicalAnd(p, q) }},
 	} {
-		src, err := d.Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
+		src, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(src.Free)
-		dst, err := d.Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
+		dst, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(c.bytes) / 2})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -378,7 +379,7 @@ func BenchmarkMask(b *testing.B) {
 						return err
 					})
 					res.Free()
-					cp += gpuTime(b, func() error { return d.Copy(dst, src) })
+					cp += gpuTime(b, func() error { return bridge.Device(d).Copy(dst, src) })
 				}
 				b.ReportMetric(float64(c.bytes)*float64(b.N)/gpu, "gpu-GB/s")
 				b.ReportMetric(cp/gpu, "of-copy")

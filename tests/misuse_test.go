@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -50,7 +51,7 @@ func misRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host
 // want, as selDiff does ("" when they are the same).
 func downloadDiff(y *device.Tensor, want *tensor.Host) (string, error) {
 	defer y.Free()
-	got, err := y.Download()
+	got, err := bridge.Tensor(y).Download()
 	if err != nil {
 		return "", err
 	}
@@ -65,19 +66,19 @@ type misInputs struct {
 
 func (m *misInputs) add(t testing.TB, d *device.Device, h *tensor.Host) *device.Tensor {
 	t.Helper()
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		t.Fatalf("upload %v%v: %v", h.DType, h.Shape, err)
 	}
-	m.ts, m.hosts = append(m.ts, x), append(m.hosts, h)
-	return x
+	m.ts, m.hosts = append(m.ts, bridge.UserTensor(x)), append(m.hosts, h)
+	return bridge.UserTensor(x)
 }
 
 // intact fails t unless every input still downloads to its bytes.
 func (m *misInputs) intact(t testing.TB, after string) {
 	t.Helper()
 	for i, x := range m.ts {
-		h, err := x.Download()
+		h, err := bridge.Tensor(x).Download()
 		if err != nil {
 			t.Errorf("after %s: download of input %v: %v", after, x, err)
 			continue
@@ -217,7 +218,7 @@ func TestMisuseOps(t *testing.T) {
 	calls = append(calls, red("zero-value data", zero, []int{0})...)
 	calls = append(calls, red("freed data", freedCond, []int{0})...)
 
-	live := d.LiveObjects()
+	live := bridge.Device(d).LiveObjects()
 	for _, c := range calls {
 		func() {
 			defer func() {
@@ -229,7 +230,7 @@ func TestMisuseOps(t *testing.T) {
 			misExpect(t, c.name, y, err, ops.ErrInvalid)
 		}()
 	}
-	if got := d.LiveObjects(); got != live {
+	if got := bridge.Device(d).LiveObjects(); got != live {
 		t.Errorf("rejected ops changed the live Vulkan objects from %d to %d", live, got)
 	}
 	in.intact(t, "the rejected ops")
@@ -271,21 +272,21 @@ func TestMisuseFreed(t *testing.T) {
 			t.Errorf("%s after Free: %v, want ErrFreed", name, err)
 		}
 	}
-	_, err = x.Download()
+	_, err = bridge.Tensor(x).Download()
 	check("Download", err)
-	check("Read", x.Read(make([]byte, 16)))
-	check("Write", x.Write(make([]byte, 16)))
-	_, _, err = x.Mapped()
+	check("Read", bridge.Tensor(x).Read(make([]byte, 16)))
+	check("Write", bridge.Tensor(x).Write(make([]byte, 16)))
+	_, _, err = bridge.Tensor(x).Mapped()
 	check("Mapped", err)
 	check("Err", x.Err())
 	_, err = device.ToSlice[float32](x)
 	check("ToSlice", err)
-	y, err := d.Empty(tensor.F32, tensor.Shape{4})
+	y, err := bridge.Device(d).Empty(tensor.F32, tensor.Shape{4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("Copy from", d.Copy(y, x))
-	check("Copy into", d.Copy(x, y))
+	check("Copy from", bridge.Device(d).Copy(y, bridge.Tensor(x)))
+	check("Copy into", bridge.Device(d).Copy(bridge.Tensor(x), y))
 	y.Free()
 
 	// The output of an op, freed before and after its work completes.
@@ -303,7 +304,7 @@ func TestMisuseFreed(t *testing.T) {
 		}
 		z.Free()
 		z.Free()
-		_, err = z.Download()
+		_, err = bridge.Tensor(z).Download()
 		check(fmt.Sprintf("Download of an op's output (synced %v)", wait), err)
 		_, err = ops.ReduceLogicalOr(z, nil)
 		n++
@@ -318,13 +319,13 @@ func TestMisuseFreed(t *testing.T) {
 	nilT.Free()
 	(&device.Tensor{}).Free()
 	for _, tt := range []*device.Tensor{nilT, {}} {
-		if _, err := tt.Download(); err == nil {
+		if _, err := bridge.Tensor(tt).Download(); err == nil {
 			t.Error("Download of a nil tensor succeeded")
 		}
 		if err := tt.Err(); err == nil {
 			t.Error("Err of a nil tensor is nil")
 		}
-		if err := d.Copy(keep, tt); err == nil {
+		if err := bridge.Device(d).Copy(bridge.Tensor(keep), bridge.Tensor(tt)); err == nil {
 			t.Error("Copy from a nil tensor succeeded")
 		}
 		n += 3
@@ -354,7 +355,7 @@ func TestMisuseClosed(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if live := d.LiveObjects(); live != 0 {
+	if live := bridge.Device(d).LiveObjects(); live != 0 {
 		t.Errorf("%d Vulkan objects live after Close", live)
 	}
 	n := 0
@@ -365,19 +366,19 @@ func TestMisuseClosed(t *testing.T) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
 	}
-	_, err = d.Empty(tensor.F32, tensor.Shape{2})
+	_, err = bridge.Device(d).Empty(tensor.F32, tensor.Shape{2})
 	check("Empty", err)
-	_, err = d.Upload(selHost([]int{1}, 1.5))
+	_, err = bridge.Device(d).Upload(selHost([]int{1}, 1.5))
 	check("Upload", err)
 	_, err = device.FromSlice(d, []int8{1})
 	check("FromSlice", err)
 	check("Sync", d.Sync())
-	check("Flush", d.Flush())
-	_, err = d.GPUTime(func() error { return nil })
+	check("Flush", bridge.Device(d).Flush())
+	_, err = bridge.Device(d).GPUTime(func() error { return nil })
 	check("GPUTime", err)
-	check("Copy", d.Copy(a, a))
-	check("Tile", d.Tile(a, a))
-	check("Fill", d.Fill(a, 0))
+	check("Copy", bridge.Device(d).Copy(bridge.Tensor(a), bridge.Tensor(a)))
+	check("Tile", bridge.Device(d).Tile(bridge.Tensor(a), bridge.Tensor(a)))
+	check("Fill", bridge.Device(d).Fill(bridge.Tensor(a), 0))
 	check("Err", d.Err())
 	_, err = ops.Tune(d)
 	check("Tune", err)
@@ -389,11 +390,11 @@ func TestMisuseClosed(t *testing.T) {
 	_, err = e.Eval(e.Greater(a, 0))
 	check("Expr.Eval", err)
 	for _, x := range []*device.Tensor{c, a, pending} {
-		_, err = x.Download()
+		_, err = bridge.Tensor(x).Download()
 		check("Download of "+x.String(), err)
-		check("Read of "+x.String(), x.Read(make([]byte, x.Bytes())))
-		check("Write of "+x.String(), x.Write(make([]byte, x.Bytes())))
-		_, _, err = x.Mapped()
+		check("Read of "+x.String(), bridge.Tensor(x).Read(make([]byte, x.Bytes())))
+		check("Write of "+x.String(), bridge.Tensor(x).Write(make([]byte, x.Bytes())))
+		_, _, err = bridge.Tensor(x).Mapped()
 		check("Mapped of "+x.String(), err)
 		check("Err of "+x.String(), x.Err())
 	}
@@ -409,7 +410,7 @@ func TestMisuseClosed(t *testing.T) {
 		misExpect(t, name+" after Close", y, err, device.ErrClosed)
 	}
 	// Accessors that read what Open found still answer; Free is a no-op.
-	if d.Info() == nil || d.String() == "" || d.PageSize() == 0 || a.Len() != 12 || a.DType() != tensor.F32 {
+	if d.Info() == nil || d.String() == "" || bridge.Device(d).PageSize() == 0 || a.Len() != 12 || a.DType() != tensor.F32 {
 		t.Error("accessors fail after Close")
 	}
 	for _, x := range []*device.Tensor{c, a, b, pending} {
@@ -443,10 +444,10 @@ func TestMisuseForeign(t *testing.T) {
 		y, err := x.run()
 		misExpect(t, x.name, y, err, ops.ErrInvalid)
 	}
-	if err := d1.Copy(a1, a2); err == nil {
+	if err := bridge.Device(d1).Copy(bridge.Tensor(a1), bridge.Tensor(a2)); err == nil {
 		t.Error("Copy from another device's tensor succeeded")
 	}
-	if err := d1.Copy(a2, a1); err == nil {
+	if err := bridge.Device(d1).Copy(bridge.Tensor(a2), bridge.Tensor(a1)); err == nil {
 		t.Error("Copy into another device's tensor succeeded")
 	}
 	in.intact(t, "mixing devices")
@@ -480,19 +481,19 @@ func TestExhaustion(t *testing.T) {
 	// A smaller reduction of the same two passes measures the kernel
 	// variants now, with room to, and leaves its temporary in a slab
 	// class of its own.
-	small, err := d.Upload(misRandom(rng, tensor.Bool, tensor.Shape{64, 2, 64}))
+	small, err := bridge.Device(d).Upload(misRandom(rng, tensor.Bool, tensor.Shape{64, 2, 64}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if y, err := ops.ReduceLogicalOr(small, []int{0, 2}); err != nil {
+	if y, err := ops.ReduceLogicalOr(bridge.UserTensor(small), []int{0, 2}); err != nil {
 		t.Fatal(err)
-	} else if _, err := y.Download(); err != nil {
+	} else if _, err := bridge.Tensor(y).Download(); err != nil {
 		t.Fatal(err)
 	} else {
 		y.Free()
 	}
 	small.Free()
-	warm, err := d.Empty(tensor.Bool, tensor.Shape{2}) // the output's slab, kept
+	warm, err := bridge.Device(d).Empty(tensor.Bool, tensor.Shape{2}) // the output's slab, kept
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +501,7 @@ func TestExhaustion(t *testing.T) {
 	cond := in.add(t, d, misRandom(rng, tensor.Bool, tensor.Shape{1 << 10, 1}))
 	then := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1 << 10, 1}))
 	els := in.add(t, d, misRandom(rng, tensor.U8, tensor.Shape{1, 1 << 12}))
-	live := d.LiveObjects()
+	live := bridge.Device(d).LiveObjects()
 	selectWorks := func(when string) {
 		t.Helper()
 		y, err := ops.Select(cond, then, els)
@@ -518,7 +519,7 @@ func TestExhaustion(t *testing.T) {
 	}
 
 	// One tensor larger than the heap.
-	_, err = d.Empty(tensor.U8, tensor.Shape{int(heap) + 1})
+	_, err = bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(heap) + 1})
 	misExpect(t, "a tensor of heap+1 bytes", nil, err, device.ErrOutOfMemory)
 	// Ops whose output is larger than the heap: [2^k 1] broadcast
 	// against [1 2^k] makes 2^2k bytes.
@@ -546,14 +547,14 @@ func TestExhaustion(t *testing.T) {
 	for _, chunk := range []int{16 << 20, 2 << 20} {
 		n := 0
 		for {
-			x, err := d.Empty(tensor.U8, tensor.Shape{chunk})
+			x, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{chunk})
 			if err != nil {
 				if !errors.Is(err, device.ErrOutOfMemory) {
 					t.Fatalf("filling the heap: %v, want ErrOutOfMemory", err)
 				}
 				break
 			}
-			filler = append(filler, x)
+			filler = append(filler, bridge.UserTensor(x))
 			if n++; n > int(heap)/chunk+2 {
 				t.Fatalf("%d tensors of %d bytes fit in a heap of %d bytes", n, chunk, heap)
 			}
@@ -563,13 +564,13 @@ func TestExhaustion(t *testing.T) {
 	// A full heap: a select whose 4 MiB output does not fit, and a
 	// reduction whose output fits in a slab slot while its temporary
 	// needs a new slab.
-	liveFull := d.LiveObjects()
+	liveFull := bridge.Device(d).LiveObjects()
 	y, err = ops.Select(cond, then, els)
 	misExpect(t, "select on a full heap", y, err, device.ErrOutOfMemory)
 	y, err = ops.ReduceLogicalOr(data, []int{0, 2})
 	misExpect(t, "reduce whose temporary does not fit", y, err, device.ErrOutOfMemory)
 	t.Logf("reduce on a full heap: %v", err)
-	if got := d.LiveObjects(); got != liveFull {
+	if got := bridge.Device(d).LiveObjects(); got != liveFull {
 		t.Errorf("failed ops on a full heap changed the live Vulkan objects from %d to %d", liveFull, got)
 	}
 	in.intact(t, "running out of memory")
@@ -596,5 +597,5 @@ func TestExhaustion(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.intact(t, "recovering")
-	t.Logf("live Vulkan objects: %d before filling, %d full, %d after freeing", live, liveFull, d.LiveObjects())
+	t.Logf("live Vulkan objects: %d before filling, %d full, %d after freeing", live, liveFull, bridge.Device(d).LiveObjects())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -30,17 +31,17 @@ var reduceFns = []reduceFn{
 
 // reduceOnDevice uploads h, reduces it on d and downloads the result.
 func reduceOnDevice(d *device.Device, f reduceFn, h *tensor.Host, axes []int, keepDims bool) (*tensor.Host, error) {
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Free()
-	y, err := f.dev(x, axes, ops.KeepDims(keepDims))
+	y, err := f.dev(bridge.UserTensor(x), axes, ops.KeepDims(keepDims))
 	if err != nil {
 		return nil, err
 	}
 	defer y.Free()
-	return y.Download()
+	return bridge.Tensor(y).Download()
 }
 
 // reduceCheck runs f on the device and on the host and fails t unless
@@ -478,20 +479,20 @@ func TestReduceErrors(t *testing.T) {
 			if werr == nil {
 				t.Fatalf("cpuref %s %v%v axes %v: no error", f.name, c.h.DType, c.h.Shape, c.axes)
 			}
-			x, err := d.Upload(c.h)
+			x, err := bridge.Device(d).Upload(c.h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			live := d.LiveObjects()
-			y, err := f.dev(x, c.axes, ops.KeepDims(c.keep))
+			live := bridge.Device(d).LiveObjects()
+			y, err := f.dev(bridge.UserTensor(x), c.axes, ops.KeepDims(c.keep))
 			if err == nil || err.Error() != werr.Error() {
 				t.Errorf("%s %v%v axes %v: error %v, want %q", f.name, c.h.DType, c.h.Shape, c.axes, err, werr)
 			}
 			if !errors.Is(err, ops.ErrInvalid) || y != nil {
 				t.Errorf("%s %v%v axes %v: got %v, %v; want nil and an error matching ErrInvalid", f.name, c.h.DType, c.h.Shape, c.axes, y, err)
 			}
-			if live != d.LiveObjects() {
-				t.Errorf("%s %v%v axes %v: %d Vulkan objects before, %d after", f.name, c.h.DType, c.h.Shape, c.axes, live, d.LiveObjects())
+			if live != bridge.Device(d).LiveObjects() {
+				t.Errorf("%s %v%v axes %v: %d Vulkan objects before, %d after", f.name, c.h.DType, c.h.Shape, c.axes, live, bridge.Device(d).LiveObjects())
 			}
 			x.Free()
 			n++
@@ -544,20 +545,20 @@ func TestReduceLeavesData(t *testing.T) {
 	for i := range h.Data {
 		h.Data[i] = byte(i * 7)
 	}
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, axes := range [][]int{nil, {0}, {1}, {0, 1}} {
 		for _, f := range reduceFns {
-			y, err := f.dev(x, axes)
+			y, err := f.dev(bridge.UserTensor(x), axes)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if y == x {
+			if bridge.Tensor(y) == x {
 				t.Fatalf("%s axes %v: the output is data itself", f.name, axes)
 			}
-			got, err := y.Download()
+			got, err := bridge.Tensor(y).Download()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -566,7 +567,7 @@ func TestReduceLeavesData(t *testing.T) {
 					t.Fatalf("%s axes %v: output byte %d is %d", f.name, axes, i, b)
 				}
 			}
-			if err := y.Write(make([]byte, y.Bytes())); err != nil {
+			if err := bridge.Tensor(y).Write(make([]byte, y.Bytes())); err != nil {
 				t.Fatal(err)
 			}
 			y.Free()
@@ -591,7 +592,7 @@ func TestReduceEmptyOutput(t *testing.T) {
 	}
 	for _, axes := range [][]int{nil, {0}, {2}, {0, -1}} {
 		var y *device.Tensor
-		ns, err := d.GPUTime(func() error {
+		ns, err := bridge.Device(d).GPUTime(func() error {
 			var err error
 			y, err = ops.ReduceLogicalAnd(x, axes, ops.KeepDims(true))
 			return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/npy"
 	"github.com/vkops/vkops/ops"
@@ -115,7 +116,7 @@ func TestReduceGarbagePadding(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						got, err := y.Download()
+						got, err := bridge.Tensor(y).Download()
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -142,8 +143,8 @@ func TestReduceGarbagePadding(t *testing.T) {
 func reduceDirtyUpload(t *testing.T, d *device.Device, h *tensor.Host, dirt byte) *device.Tensor {
 	t.Helper()
 	var junk []*device.Tensor
-	for lo, n := uint64(0), uint64(len(h.Data)); lo < n; lo += d.PageSize() {
-		x, err := d.Empty(tensor.U8, tensor.Shape{int(min(d.PageSize(), n-lo)+15) &^ 15})
+	for lo, n := uint64(0), uint64(len(h.Data)); lo < n; lo += bridge.Device(d).PageSize() {
+		x, err := bridge.Device(d).Empty(tensor.U8, tensor.Shape{int(min(bridge.Device(d).PageSize(), n-lo)+15) &^ 15})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,16 +155,16 @@ func reduceDirtyUpload(t *testing.T, d *device.Device, h *tensor.Host, dirt byte
 		if err := x.Write(b); err != nil {
 			t.Fatal(err)
 		}
-		junk = append(junk, x)
+		junk = append(junk, bridge.UserTensor(x))
 	}
 	for i := len(junk) - 1; i >= 0; i-- {
 		junk[i].Free()
 	}
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return x
+	return bridge.UserTensor(x)
 }
 
 // reduceBenchCases are the shapes of bench/ops.go's Reduce cases and
@@ -209,7 +210,7 @@ func BenchmarkReduce(b *testing.B) {
 						h.Data[i] = boolByte(and)
 					}
 				}
-				x, err := d.Upload(h)
+				x, err := bridge.Device(d).Upload(h)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -226,7 +227,7 @@ func BenchmarkReduce(b *testing.B) {
 							} else {
 								b.Setenv("VKOPS_VARIANT", v)
 							}
-							benchReduceDevice(b, d, f, x, c.axes, c.keep)
+							benchReduceDevice(b, d, f, bridge.UserTensor(x), c.axes, c.keep)
 							if v == "chosen" {
 								b.Logf("chosen: %v", reduceChoices(d))
 							}
@@ -285,7 +286,7 @@ func benchReduceDevice(b *testing.B, d *device.Device, f reduceFn, x *device.Ten
 	b.ReportMetric(float64(walls[len(walls)/2].Nanoseconds()), "ns/op")
 	ns, best := 0.0, math.Inf(1)
 	for range b.N {
-		t, err := d.GPUTime(run)
+		t, err := bridge.Device(d).GPUTime(run)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -394,7 +395,7 @@ func benchReduceWorst(b *testing.B, d *device.Device, f reduceFn, shape tensor.S
 	for i := range h.Data {
 		h.Data[i] = boolByte(f.name == "and")
 	}
-	x, err := d.Upload(h)
+	x, err := bridge.Device(d).Upload(h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -405,7 +406,7 @@ func benchReduceWorst(b *testing.B, d *device.Device, f reduceFn, shape tensor.S
 		b.Fatal(err)
 	}
 	b.Run(name, func(b *testing.B) {
-		b.Run("vkops", func(b *testing.B) { benchReduceDevice(b, d, f, x, axes, false) })
+		b.Run("vkops", func(b *testing.B) { benchReduceDevice(b, d, f, bridge.UserTensor(x), axes, false) })
 		b.Run("numpy", func(b *testing.B) { benchReduceNumpy(b, f, path, axes, false) })
 	})
 }

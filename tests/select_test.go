@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -116,12 +117,12 @@ func selUpload(t testing.TB, d *device.Device, hs ...*tensor.Host) ([]*device.Te
 		if h == nil {
 			continue
 		}
-		x, err := d.Upload(h)
+		x, err := bridge.Device(d).Upload(h)
 		if err != nil {
 			free()
 			t.Fatalf("upload %v%v: %v", h.DType, h.Shape, err)
 		}
-		ts[i] = x
+		ts[i] = bridge.UserTensor(x)
 	}
 	return ts, free
 }
@@ -159,7 +160,7 @@ func selCompare(t testing.TB, name string, got *device.Tensor, err error, want *
 			t.Fatalf("%s: got %v and %v, want no tensor and an error matching ops.ErrInvalid", name, got, err)
 		}
 	default:
-		h, err := got.Download()
+		h, err := bridge.Tensor(got).Download()
 		if err != nil {
 			t.Fatalf("%s: download: %v", name, err)
 		}
@@ -171,7 +172,7 @@ func selCompare(t testing.TB, name string, got *device.Tensor, err error, want *
 		if x == nil {
 			continue
 		}
-		h, err := x.Download()
+		h, err := bridge.Tensor(x).Download()
 		if err != nil {
 			t.Fatalf("%s: download input %d: %v", name, i, err)
 		}
@@ -953,7 +954,7 @@ func BenchmarkSelect(b *testing.B) {
 						b.SetBytes(c.bytes)
 						var gpu float64
 						for b.Loop() {
-							ns, err := d.GPUTime(func() error {
+							ns, err := bridge.Device(d).GPUTime(func() error {
 								var err error
 								res, err = c.op()
 								return err

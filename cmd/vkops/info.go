@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/ops"
 )
 
@@ -48,7 +49,7 @@ func runInfo(e *env, args []string) error {
 			mark = "  (chosen)"
 		}
 		fmt.Fprintf(e.stdout, "device %d%s\n", i, mark)
-		device.WriteInfo(e.stdout, info)
+		core.WriteInfo(e.stdout, info)
 	}
 	if len(variants) > 0 {
 		fmt.Fprintf(e.stdout, "kernel variants of device %d:\n", chosen)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/npy"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -174,7 +175,7 @@ func runOnDevice(e *env, name string, operands []any, op func(operands []any) (*
 	defer d.Close()
 	for i, o := range operands {
 		if h, ok := o.(*tensor.Host); ok {
-			t, err := d.Upload(h)
+			t, err := bridge.Device(d).Upload(h)
 			if err != nil {
 				return err
 			}
@@ -193,7 +194,7 @@ func runOnDevice(e *env, name string, operands []any, op func(operands []any) (*
 // download writes the result to path, as float32 when it is bfloat16 and
 // widen is set; npy.WriteFile leaves no partial file behind.
 func download(name string, y *device.Tensor, path string, widen bool) error {
-	h, err := y.Download()
+	h, err := bridge.Tensor(y).Download()
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 )
 
 // Open opens a device for t with validation and guard bytes on, and closes
@@ -92,4 +94,10 @@ func SkipExamples() {
 		panic(err)
 	}
 	fmt.Println("examples:", SkipLine(err))
+}
+
+// OpenCore is Open for package core's tests.
+func OpenCore(t testing.TB, opts core.Options) *core.Device {
+	t.Helper()
+	return bridge.Device(Open(t, device.Options(opts)))
 }

@@ -1,9 +1,10 @@
-package device_test
+package core_test
 
 import (
 	"testing"
 
-	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
 )
@@ -11,12 +12,12 @@ import (
 // BenchmarkTinyDispatch is the per-op overhead: many dispatches of a tiny
 // kernel recorded into batches, versus one dispatch per submit.
 func BenchmarkTinyDispatch(b *testing.B) {
-	d, err := device.Open(device.Options{CacheDir: "-"})
+	d, err := core.Open(core.Options{CacheDir: "-"})
 	if err != nil {
 		b.Skip(err)
 	}
 	defer d.Close()
-	x, _ := device.FromSlice(d, []uint32{1, 2, 3, 4})
+	x, _ := core.FromSlice(d, []uint32{1, 2, 3, 4})
 	y, _ := d.Empty(tensor.U32, tensor.Shape{4})
 	z, _ := d.Empty(tensor.U32, tensor.Shape{4})
 	b.Run("batched", func(b *testing.B) {
@@ -56,7 +57,7 @@ func BenchmarkTinyDispatch(b *testing.B) {
 func BenchmarkRecord(b *testing.B) {
 	for _, mode := range []string{"push", "sets"} {
 		b.Run(mode, func(b *testing.B) {
-			d, err := device.Open(device.Options{CacheDir: "-", Descriptors: mode})
+			d, err := core.Open(core.Options{CacheDir: "-", Descriptors: mode})
 			if err != nil {
 				b.Skip(err)
 			}
@@ -69,20 +70,20 @@ func BenchmarkRecord(b *testing.B) {
 	}
 }
 
-func benchmarkRecord(b *testing.B, d *device.Device) {
+func benchmarkRecord(b *testing.B, d *core.Device) {
 	d.DiscardBatches(true)
-	x, _ := device.FromSlice(d, []uint32{1, 2, 3, 4})
-	ys := make([]*device.Tensor, 256)
+	x, _ := core.FromSlice(d, []uint32{1, 2, 3, 4})
+	ys := make([]*core.Tensor, 256)
 	for i := range ys {
 		ys[i], _ = d.Empty(tensor.U32, tensor.Shape{4})
 	}
-	for _, k := range []*device.Kernel{copyWords, copyTexels} {
+	for _, k := range []*core.Kernel{copyWords, copyTexels} {
 		b.Run(k.Name, func(b *testing.B) {
 			src, _, err := x.Window(0, 16)
 			if err != nil {
 				b.Fatal(err)
 			}
-			var args [2]device.Arg
+			var args [2]core.Arg
 			args[0] = src
 			push := []byte{1, 0, 0, 0, 1, 0, 0, 0}
 			spec := []uint32{64}
@@ -108,31 +109,37 @@ func benchmarkRecord(b *testing.B, d *device.Device) {
 // with a scalar, ops.IsNaN, ops.ReduceLogicalOr over its one axis, and
 // ops.Expr's Eval of a ReLU and of a NaN check, planned.
 func BenchmarkRecordOps(b *testing.B) {
-	d, err := device.Open(device.Options{CacheDir: "-"})
+	d, err := core.Open(core.Options{CacheDir: "-"})
 	if err != nil {
 		b.Skip(err)
 	}
 	defer d.Close()
-	cond, _ := device.FromSlice(d, []bool{true, false, true, false})
-	x, _ := device.FromSlice(d, []float32{1, 2, 3, 4})
-	y, _ := device.FromSlice(d, []float32{5, 6, 7, 8})
+	cond, _ := core.FromSlice(d, []bool{true, false, true, false})
+	x, _ := core.FromSlice(d, []float32{1, 2, 3, 4})
+	y, _ := core.FromSlice(d, []float32{5, 6, 7, 8})
 	// Eval replays the plan its first call made: a fused ReLU, and a NaN
 	// check folded into one bool.
 	var e ops.Expr
-	xn := e.Input(x)
+	xn := e.Input(bridge.UserTensor(x))
 	relu := e.Where(e.Greater(xn, float32(0)), xn, float32(0))
 	nan := e.ReduceOr(e.IsNaN(xn), nil)
 	for _, c := range []struct {
 		name string
-		op   func() (*device.Tensor, error)
+		op   func() (*core.Tensor, error)
 	}{
-		{"select", func() (*device.Tensor, error) { return ops.Select(cond, x, y) }},
-		{"where-scalar", func() (*device.Tensor, error) { return ops.Where(cond, x, ops.Scalar(0, tensor.F32)) }},
-		{"greater-scalar", func() (*device.Tensor, error) { return ops.Greater(x, float32(2)) }},
-		{"is-nan", func() (*device.Tensor, error) { return ops.IsNaN(x) }},
-		{"reduce-or", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(cond, []int{0}) }},
-		{"expr-relu", func() (*device.Tensor, error) { return e.Eval(relu) }},
-		{"expr-nan-check", func() (*device.Tensor, error) { return e.Eval(nan) }},
+		{"select", func() (*core.Tensor, error) {
+			return bridge.Result(ops.Select(bridge.UserTensor(cond), bridge.UserTensor(x), bridge.UserTensor(y)))
+		}},
+		{"where-scalar", func() (*core.Tensor, error) {
+			return bridge.Result(ops.Where(bridge.UserTensor(cond), x, ops.Scalar(0, tensor.F32)))
+		}},
+		{"greater-scalar", func() (*core.Tensor, error) { return bridge.Result(ops.Greater(x, float32(2))) }},
+		{"is-nan", func() (*core.Tensor, error) { return bridge.Result(ops.IsNaN(bridge.UserTensor(x))) }},
+		{"reduce-or", func() (*core.Tensor, error) {
+			return bridge.Result(ops.ReduceLogicalOr(bridge.UserTensor(cond), []int{0}))
+		}},
+		{"expr-relu", func() (*core.Tensor, error) { return bridge.Result(e.Eval(relu)) }},
+		{"expr-nan-check", func() (*core.Tensor, error) { return bridge.Result(e.Eval(nan)) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			d.DiscardBatches(false)
@@ -159,7 +166,7 @@ func BenchmarkRecordOps(b *testing.B) {
 // the simplest kernel, with vkCmdCopyBuffer beside them (bytes read and
 // written per op).
 func BenchmarkCopyKernels(b *testing.B) {
-	d, err := device.Open(device.Options{CacheDir: "-"})
+	d, err := core.Open(core.Options{CacheDir: "-"})
 	if err != nil {
 		b.Skip(err)
 	}

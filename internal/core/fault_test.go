@@ -1,4 +1,4 @@
-package device_test
+package core_test
 
 import (
 	"bytes"
@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
-	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/ops"
 	"github.com/vkops/vkops/tensor"
@@ -16,9 +17,9 @@ import (
 
 // TestFailedOpLeavesInputs fails the batch that holds an op's work, as a
 // driver that runs out of memory at submission would: the op's output
-// reports device.ErrOutOfMemory, its inputs keep their bytes, nothing
+// reports core.ErrOutOfMemory, its inputs keep their bytes, nothing
 // leaks, and the same op succeeds next time. Losing the device instead
-// makes every later use report device.ErrDeviceLost, and Close still
+// makes every later use report core.ErrDeviceLost, and Close still
 // releases everything. (It lives here because FailNextSubmit, in export_test.go, is
 // visible only to package device's tests.)
 func TestFailedOpLeavesInputs(t *testing.T) {
@@ -27,13 +28,13 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 	t.Setenv("VKOPS_VARIANT", "portable")
 	for _, staging := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
-			d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+			d := devtest.OpenCore(t, core.Options{PageSize: 4096, Staging: staging})
 			cond := randomHost(t, tensor.Bool, tensor.Shape{40, 1, 30}, 1)
 			then := randomHost(t, tensor.I32, tensor.Shape{40, 5, 30}, 2)
 			els := randomHost(t, tensor.I32, tensor.Shape{5, 1}, 3)
 			data := randomHost(t, tensor.Bool, tensor.Shape{50, 40, 60}, 4)
 			hosts := []*tensor.Host{cond, then, els, data}
-			var ins []*device.Tensor
+			var ins []*core.Tensor
 			for _, h := range hosts {
 				x, err := d.Upload(h)
 				if err != nil {
@@ -58,20 +59,26 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 			}
 			for _, c := range []struct {
 				name string
-				run  func() (*device.Tensor, error)
+				run  func() (*core.Tensor, error)
 				want func() (*tensor.Host, error)
 			}{
-				{"select", func() (*device.Tensor, error) { return ops.Select(ins[0], ins[1], ins[2]) },
+				{"select", func() (*core.Tensor, error) {
+					return bridge.Result(ops.Select(bridge.UserTensor(ins[0]), bridge.UserTensor(ins[1]), bridge.UserTensor(ins[2])))
+				},
 					func() (*tensor.Host, error) { return cpuref.Select(cond, then, els, "numpy") }},
-				{"where", func() (*device.Tensor, error) { return ops.Where(ins[0], 7, ins[2]) },
+				{"where", func() (*core.Tensor, error) { return bridge.Result(ops.Where(bridge.UserTensor(ins[0]), 7, ins[2])) },
 					func() (*tensor.Host, error) {
 						s, _ := tensor.NewScalar(7, tensor.I32)
 						return cpuref.Where(cond, cpuref.Operand{S: &s}, cpuref.Operand{T: els})
 					}},
 				// Two passes, with a temporary between them.
-				{"reduce over two axes", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(ins[3], []int{0, 2}) },
+				{"reduce over two axes", func() (*core.Tensor, error) {
+					return bridge.Result(ops.ReduceLogicalOr(bridge.UserTensor(ins[3]), []int{0, 2}))
+				},
 					func() (*tensor.Host, error) { return cpuref.ReduceLogicalOr(data, []int{0, 2}, false) }},
-				{"reduce over one axis", func() (*device.Tensor, error) { return ops.ReduceLogicalAnd(ins[3], []int{1}) },
+				{"reduce over one axis", func() (*core.Tensor, error) {
+					return bridge.Result(ops.ReduceLogicalAnd(bridge.UserTensor(ins[3]), []int{1}))
+				},
 					func() (*tensor.Host, error) { return cpuref.ReduceLogicalAnd(data, []int{1}, false) }},
 			} {
 				// The first run measures the kernel variants and builds the
@@ -94,7 +101,7 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				d.FailNextSubmit(false)
-				if _, err := y.Download(); !errors.Is(err, device.ErrOutOfMemory) {
+				if _, err := y.Download(); !errors.Is(err, core.ErrOutOfMemory) {
 					t.Fatalf("%s: the output of a failed batch: %v, want ErrOutOfMemory", c.name, err)
 				}
 				y.Free()
@@ -126,21 +133,21 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 
 			// A lost device: the op's output, every input, new tensors and
 			// new ops all report it; Close still releases every object.
-			y, err := ops.Select(ins[0], ins[1], ins[2])
+			y, err := ops.Select(bridge.UserTensor(ins[0]), bridge.UserTensor(ins[1]), bridge.UserTensor(ins[2]))
 			if err != nil {
 				t.Fatal(err)
 			}
 			d.FailNextSubmit(true)
-			if _, err := y.Download(); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := bridge.Tensor(y).Download(); !errors.Is(err, core.ErrDeviceLost) {
 				t.Fatalf("the output of a lost batch: %v, want ErrDeviceLost", err)
 			}
-			if _, err := ins[1].Download(); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := ins[1].Download(); !errors.Is(err, core.ErrDeviceLost) {
 				t.Errorf("an input after the loss: %v, want ErrDeviceLost", err)
 			}
-			if _, err := ops.ReduceLogicalOr(ins[3], []int{0}); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := ops.ReduceLogicalOr(bridge.UserTensor(ins[3]), []int{0}); !errors.Is(err, core.ErrDeviceLost) {
 				t.Errorf("an op after the loss: %v, want ErrDeviceLost", err)
 			}
-			if _, err := d.Upload(cond); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := d.Upload(cond); !errors.Is(err, core.ErrDeviceLost) {
 				t.Errorf("an upload after the loss: %v, want ErrDeviceLost", err)
 			}
 			y.Free()
@@ -160,7 +167,7 @@ func TestFailedOpLeavesInputs(t *testing.T) {
 func TestGuardCatchesOverrun(t *testing.T) {
 	for _, n := range []int{3, 100, 1 << 20} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			d, err := device.Open(device.Options{CacheDir: "-", Guard: true})
+			d, err := core.Open(core.Options{CacheDir: "-", Guard: true})
 			devtest.SkipIfMissing(t, err)
 			if err != nil {
 				t.Fatal(err)

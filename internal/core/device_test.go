@@ -1,4 +1,4 @@
-package device_test
+package core_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/shaders"
 	"github.com/vkops/vkops/tensor"
@@ -37,7 +37,7 @@ func randomHost(t testing.TB, dt tensor.DType, shape tensor.Shape, seed uint64) 
 }
 
 // roundTrip uploads h, downloads it, and fails unless the bytes match.
-func roundTrip(t *testing.T, d *device.Device, h *tensor.Host) {
+func roundTrip(t *testing.T, d *core.Device, h *tensor.Host) {
 	t.Helper()
 	x, err := d.Upload(h)
 	if err != nil {
@@ -58,7 +58,7 @@ func roundTrip(t *testing.T, d *device.Device, h *tensor.Host) {
 
 func TestRoundTripEveryType(t *testing.T) {
 	for _, staging := range []bool{false, true} {
-		d := devtest.Open(t, device.Options{Staging: staging})
+		d := devtest.OpenCore(t, core.Options{Staging: staging})
 		for _, dt := range tensor.DTypes {
 			for _, shape := range []tensor.Shape{{}, {0}, {3, 0, 2}, {1}, {7}, {3, 5}, {2, 3, 4, 5}, {1000, 37}} {
 				t.Run(fmt.Sprintf("staging=%v/%v%v", staging, dt, shape), func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestRoundTripEveryType(t *testing.T) {
 // creates no more Vulkan objects, and the buffers serve transfers of other
 // sizes up to their own.
 func TestStagingReuse(t *testing.T) {
-	d := devtest.Open(t, device.Options{Staging: true, PageSize: 1 << 16})
+	d := devtest.OpenCore(t, core.Options{Staging: true, PageSize: 1 << 16})
 	var live int64
 	var kept int
 	for i := range 10 {
@@ -96,7 +96,7 @@ func TestStagingReuse(t *testing.T) {
 // Special float values must come back bit for bit: NaN payloads, -0,
 // infinities, subnormals.
 func TestRoundTripFloatBits(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	f32 := []uint32{0x7fc00001, 0xffbfffff, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff}
 	h, err := tensor.FromSlice(f32)
 	if err != nil {
@@ -112,7 +112,7 @@ func TestRoundTripFloatBits(t *testing.T) {
 // that without gigabytes.
 func TestMultiPage(t *testing.T) {
 	for _, staging := range []bool{false, true} {
-		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		d := devtest.OpenCore(t, core.Options{PageSize: 4096, Staging: staging})
 		if d.PageSize() != 4096 {
 			t.Fatalf("PageSize = %d, want 4096", d.PageSize())
 		}
@@ -128,7 +128,7 @@ func TestMultiPage(t *testing.T) {
 // device with no write pending, and never waits.
 func TestFillPeek(t *testing.T) {
 	for _, staging := range []bool{false, true} {
-		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		d := devtest.OpenCore(t, core.Options{PageSize: 4096, Staging: staging})
 		for _, n := range []int{1, 3, 1024, 1025, 3001} {
 			x, err := d.Empty(tensor.U16, tensor.Shape{n})
 			if err != nil {
@@ -163,8 +163,8 @@ func TestFillPeek(t *testing.T) {
 			}
 		}
 	}
-	d := devtest.Open(t, device.Options{})
-	x, err := device.FromSlice(d, []uint32{7})
+	d := devtest.OpenCore(t, core.Options{})
+	x, err := core.FromSlice(d, []uint32{7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFillPeek(t *testing.T) {
 	if x.Peek(buf[:]) {
 		t.Error("Peek read a freed tensor")
 	}
-	if err := d.Fill(x, 0); !errors.Is(err, device.ErrFreed) {
+	if err := d.Fill(x, 0); !errors.Is(err, core.ErrFreed) {
 		t.Errorf("Fill of a freed tensor: %v, want ErrFreed", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestFillPeek(t *testing.T) {
 // whole number of times.
 func TestTile(t *testing.T) {
 	for _, staging := range []bool{false, true} {
-		d := devtest.Open(t, device.Options{PageSize: 4096, Staging: staging})
+		d := devtest.OpenCore(t, core.Options{PageSize: 4096, Staging: staging})
 		for _, c := range []struct{ src, copies int }{{1, 1}, {1, 5000}, {3, 1}, {7, 1001}, {1500, 7}, {4097, 3}, {7, 300001}, {1<<20 + 3, 3}} {
 			h := randomHost(t, tensor.U8, tensor.Shape{c.src}, uint64(c.src))
 			x, err := d.Upload(h)
@@ -218,7 +218,7 @@ func TestTile(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer y.Free()
-		if err := d.Tile(y, x); !errors.Is(err, device.ErrSize) {
+		if err := d.Tile(y, x); !errors.Is(err, core.ErrSize) {
 			t.Errorf("tile of 3 bytes into 10: %v, want ErrSize", err)
 		}
 	}
@@ -230,7 +230,7 @@ func TestLargeTensor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("300 MiB round trip skipped in -short mode")
 	}
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	n := 300 << 20 / 4
 	h := randomHost(t, tensor.U32, tensor.Shape{n}, 300)
 	x, err := d.Upload(h)
@@ -260,17 +260,17 @@ func TestLargeTensor(t *testing.T) {
 }
 
 var (
-	copyWords  = &device.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: 8}
-	copyTexels = &device.Kernel{Name: "copy_texels", SPIRV: shaders.SPIRV("copy_texels"), Bindings: 2, PushSize: 8,
-		Kinds: []device.BindingKind{device.TexelRGBA32UI, device.Storage}}
+	copyWords  = &core.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: 8}
+	copyTexels = &core.Kernel{Name: "copy_texels", SPIRV: shaders.SPIRV("copy_texels"), Bindings: 2, PushSize: 8,
+		Kinds: []core.BindingKind{core.TexelRGBA32UI, core.Storage}}
 )
 
 // dispatchCopy copies src to dst with the copy_words kernel, page by page.
-func dispatchCopy(d *device.Device, dst, src *device.Tensor) error {
+func dispatchCopy(d *core.Device, dst, src *core.Tensor) error {
 	return dispatchCopyWith(d, copyWords, dst, src)
 }
 
-func dispatchCopyWith(d *device.Device, k *device.Kernel, dst, src *device.Tensor) error {
+func dispatchCopyWith(d *core.Device, k *core.Kernel, dst, src *core.Tensor) error {
 	const wg = 64
 	for lo := uint64(0); lo < src.Bytes(); lo += d.PageSize() {
 		hi := min(lo+d.PageSize(), src.Bytes())
@@ -291,7 +291,7 @@ func dispatchCopyWith(d *device.Device, k *device.Kernel, dst, src *device.Tenso
 		push := make([]byte, 8)
 		push[0], push[1], push[2], push[3] = byte(vecs), byte(vecs>>8), byte(vecs>>16), byte(vecs>>24)
 		push[4], push[5], push[6], push[7] = byte(grid[0]), byte(grid[0]>>8), byte(grid[0]>>16), byte(grid[0]>>24)
-		if err := d.Dispatch(k, []uint32{wg}, []device.Arg{a, b}, push, grid); err != nil {
+		if err := d.Dispatch(k, []uint32{wg}, []core.Arg{a, b}, push, grid); err != nil {
 			return err
 		}
 	}
@@ -302,7 +302,7 @@ func dispatchCopyWith(d *device.Device, k *device.Kernel, dst, src *device.Tenso
 // between them; more workgroups than one grid dimension allows needs a
 // 2-D grid.
 func TestDispatchChain(t *testing.T) {
-	d := devtest.Open(t, device.Options{PageSize: 1 << 20})
+	d := devtest.OpenCore(t, core.Options{PageSize: 1 << 20})
 	n := 65535*64*4 + 12345 // more than 65535 workgroups of 64 uvec4s
 	h := randomHost(t, tensor.U32, tensor.Shape{n}, 7)
 	x, err := d.Upload(h)
@@ -341,7 +341,7 @@ func TestDispatchChain(t *testing.T) {
 }
 
 func TestChooseDevice(t *testing.T) {
-	infos, chosen, err := device.Devices(device.Options{})
+	infos, chosen, err := core.Devices(core.Options{})
 	devtest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -355,27 +355,27 @@ func TestChooseDevice(t *testing.T) {
 		}
 	}
 	name := strings.ToUpper(infos[0].Name[:3])
-	if _, c, err := device.Devices(device.Options{Device: name}); err != nil || c != 0 {
+	if _, c, err := core.Devices(core.Options{Device: name}); err != nil || c != 0 {
 		t.Errorf("Device %q chose %d, %v; want 0", name, c, err)
 	}
-	if _, c, err := device.Devices(device.Options{Device: "0"}); err != nil || c != 0 {
+	if _, c, err := core.Devices(core.Options{Device: "0"}); err != nil || c != 0 {
 		t.Errorf("Device \"0\" chose %d, %v", c, err)
 	}
-	if _, _, err := device.Devices(device.Options{Device: strconv.Itoa(len(infos))}); err == nil {
+	if _, _, err := core.Devices(core.Options{Device: strconv.Itoa(len(infos))}); err == nil {
 		t.Error("an index past the last device was accepted")
 	}
-	if _, _, err := device.Devices(device.Options{Device: "no such device name"}); err == nil {
+	if _, _, err := core.Devices(core.Options{Device: "no such device name"}); err == nil {
 		t.Error("an unknown name was accepted")
 	}
 }
 
 func TestMisuse(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	x, err := device.FromSlice(d, []float32{1, 2, 3})
+	d := devtest.OpenCore(t, core.Options{})
+	x, err := core.FromSlice(d, []float32{1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := device.ToSlice[int32](x); err == nil {
+	if _, err := core.ToSlice[int32](x); err == nil {
 		t.Error("ToSlice with the wrong element type succeeded")
 	}
 	if err := x.Write(make([]byte, 5)); err == nil {
@@ -386,7 +386,7 @@ func TestMisuse(t *testing.T) {
 	if _, err := x.Download(); err == nil || !strings.Contains(err.Error(), "use after Free") {
 		t.Errorf("Download after Free: %v", err)
 	}
-	var nilT *device.Tensor
+	var nilT *core.Tensor
 	if _, err := nilT.Download(); err == nil {
 		t.Error("Download of a nil tensor succeeded")
 	}
@@ -407,9 +407,9 @@ func TestMisuse(t *testing.T) {
 // Wrong lengths, wrong sizes and nil or foreign tensors give errors that
 // match their sentinels, and leave the tensors as they were.
 func TestUsageErrors(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	other := devtest.Open(t, device.Options{})
-	x, err := device.FromSlice(d, []float32{1, 2, 3})
+	d := devtest.OpenCore(t, core.Options{})
+	other := devtest.OpenCore(t, core.Options{})
+	x, err := core.FromSlice(d, []float32{1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,29 +418,29 @@ func TestUsageErrors(t *testing.T) {
 	defer y.Free()
 	z, _ := other.Empty(tensor.F32, tensor.Shape{3})
 	defer z.Free()
-	var nilT *device.Tensor
+	var nilT *core.Tensor
 	for _, c := range []struct {
 		name string
 		err  error
 		want error
 	}{
-		{"Write short", x.Write(make([]byte, 11)), device.ErrSize},
-		{"Write long", x.Write(make([]byte, 13)), device.ErrSize},
-		{"Read short", x.Read(make([]byte, 4)), device.ErrSize},
-		{"Read long", x.Read(make([]byte, 16)), device.ErrSize},
-		{"Copy of another size", d.Copy(y, x), device.ErrSize},
-		{"Copy from another device", d.Copy(x, z), device.ErrMisuse},
-		{"Copy into nil", d.Copy(nilT, x), device.ErrMisuse},
-		{"Copy from nil", d.Copy(x, nilT), device.ErrMisuse},
-		{"Write to nil", nilT.Write(nil), device.ErrMisuse},
-		{"Read of nil", nilT.Read(nil), device.ErrMisuse},
-		{"Upload of nil", func() error { _, err := d.Upload(nil); return err }(), device.ErrMisuse},
+		{"Write short", x.Write(make([]byte, 11)), core.ErrSize},
+		{"Write long", x.Write(make([]byte, 13)), core.ErrSize},
+		{"Read short", x.Read(make([]byte, 4)), core.ErrSize},
+		{"Read long", x.Read(make([]byte, 16)), core.ErrSize},
+		{"Copy of another size", d.Copy(y, x), core.ErrSize},
+		{"Copy from another device", d.Copy(x, z), core.ErrMisuse},
+		{"Copy into nil", d.Copy(nilT, x), core.ErrMisuse},
+		{"Copy from nil", d.Copy(x, nilT), core.ErrMisuse},
+		{"Write to nil", nilT.Write(nil), core.ErrMisuse},
+		{"Read of nil", nilT.Read(nil), core.ErrMisuse},
+		{"Upload of nil", func() error { _, err := d.Upload(nil); return err }(), core.ErrMisuse},
 	} {
 		if !errors.Is(c.err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
 		}
 	}
-	got, err := device.ToSlice[float32](x)
+	got, err := core.ToSlice[float32](x)
 	if err != nil || len(got) != 3 || got[0] != 1 || got[2] != 3 {
 		t.Errorf("x after the failed calls: %v, %v", got, err)
 	}
@@ -449,21 +449,21 @@ func TestUsageErrors(t *testing.T) {
 // Allocating past the heap is an ErrOutOfMemory, and the device still
 // works afterwards.
 func TestOutOfMemory(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	var heap uint64
 	for _, h := range d.Info().Heaps {
 		heap = max(heap, h.Size)
 	}
 	_, err := d.Empty(tensor.U8, tensor.Shape{int(heap) + 1})
-	if !errors.Is(err, device.ErrOutOfMemory) {
+	if !errors.Is(err, core.ErrOutOfMemory) {
 		t.Fatalf("allocating %d bytes on a heap of %d: %v, want ErrOutOfMemory", heap+1, heap, err)
 	}
 	roundTrip(t, d, randomHost(t, tensor.F32, tensor.Shape{100}, 1))
 }
 
 func TestClose(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	x, err := device.FromSlice(d, []int8{1, 2, 3})
+	d := devtest.OpenCore(t, core.Options{})
+	x, err := core.FromSlice(d, []int8{1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,18 +475,18 @@ func TestClose(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.Download(); !errors.Is(err, device.ErrClosed) {
+	if _, err := x.Download(); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Download after Close: %v, want ErrClosed", err)
 	}
-	if _, err := d.Empty(tensor.F32, tensor.Shape{1}); !errors.Is(err, device.ErrClosed) {
+	if _, err := d.Empty(tensor.F32, tensor.Shape{1}); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Empty after Close: %v, want ErrClosed", err)
 	}
 	x.Free()
 }
 
-// Many goroutines share one device.
+// Many goroutines share one core.
 func TestConcurrent(t *testing.T) {
-	d := devtest.Open(t, device.Options{PageSize: 1 << 16})
+	d := devtest.OpenCore(t, core.Options{PageSize: 1 << 16})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -535,7 +535,7 @@ func rss(t *testing.T) int64 {
 // 10,000 create/upload/download/free cycles leave RSS and the count of
 // live Vulkan objects flat.
 func TestNoLeaks(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	cycles := 10000
 	if testing.Short() {
 		cycles = 1000
@@ -587,8 +587,8 @@ func TestNoLeaks(t *testing.T) {
 func TestPipelineCache(t *testing.T) {
 	dir := t.TempDir()
 	for run := range 2 {
-		d := devtest.Open(t, device.Options{CacheDir: dir})
-		x, err := device.FromSlice(d, []uint32{1, 2, 3, 4})
+		d := devtest.OpenCore(t, core.Options{CacheDir: dir})
+		x, err := core.FromSlice(d, []uint32{1, 2, 3, 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -599,7 +599,7 @@ func TestPipelineCache(t *testing.T) {
 		if err := dispatchCopy(d, y, x); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := device.ToSlice[uint32](y); err != nil || got[3] != 4 {
+		if got, err := core.ToSlice[uint32](y); err != nil || got[3] != 4 {
 			t.Fatalf("run %d: %v, %v", run, got, err)
 		}
 		if err := d.Close(); err != nil {
@@ -618,7 +618,7 @@ func TestPipelineCache(t *testing.T) {
 func TestFailedBatch(t *testing.T) {
 	for _, staging := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
-			d := devtest.Open(t, device.Options{Staging: staging})
+			d := devtest.OpenCore(t, core.Options{Staging: staging})
 			h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
 			x, err := d.Upload(h)
 			if err != nil {
@@ -629,7 +629,7 @@ func TestFailedBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.FailNextSubmit(false)
-			if _, err := y.Download(); !errors.Is(err, device.ErrOutOfMemory) {
+			if _, err := y.Download(); !errors.Is(err, core.ErrOutOfMemory) {
 				t.Fatalf("Download of a failed batch's output: %v, want ErrOutOfMemory", err)
 			}
 			if got, err := x.Download(); err != nil || !bytes.Equal(got.Data, h.Data) {
@@ -651,20 +651,20 @@ func TestFailedBatch(t *testing.T) {
 func TestDeviceLost(t *testing.T) {
 	for _, staging := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
-			d := devtest.Open(t, device.Options{Staging: staging})
-			x, _ := device.FromSlice(d, []float32{1, 2})
+			d := devtest.OpenCore(t, core.Options{Staging: staging})
+			x, _ := core.FromSlice(d, []float32{1, 2})
 			y, _ := d.Empty(tensor.F32, tensor.Shape{2})
 			if err := d.Copy(y, x); err != nil {
 				t.Fatal(err)
 			}
 			d.FailNextSubmit(true)
-			if _, err := y.Download(); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := y.Download(); !errors.Is(err, core.ErrDeviceLost) {
 				t.Fatalf("Download: %v, want ErrDeviceLost", err)
 			}
-			if _, err := d.Empty(tensor.F32, tensor.Shape{2}); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := d.Empty(tensor.F32, tensor.Shape{2}); !errors.Is(err, core.ErrDeviceLost) {
 				t.Errorf("Empty after loss: %v, want ErrDeviceLost", err)
 			}
-			if _, err := x.Download(); !errors.Is(err, device.ErrDeviceLost) {
+			if _, err := x.Download(); !errors.Is(err, core.ErrDeviceLost) {
 				t.Errorf("Download after loss: %v, want ErrDeviceLost", err)
 			}
 		})
@@ -680,8 +680,8 @@ func TestTexelBinding(t *testing.T) {
 }
 
 func testTexelBinding(t *testing.T, staging bool) {
-	d := devtest.Open(t, device.Options{PageSize: 1 << 16, Staging: staging})
-	if !d.HasTexels(device.TexelRGBA32UI) {
+	d := devtest.OpenCore(t, core.Options{PageSize: 1 << 16, Staging: staging})
+	if !d.HasTexels(core.TexelRGBA32UI) {
 		t.Skip("SKIP: the device has no rgba32ui storage texel buffers")
 	}
 	h := randomHost(t, tensor.U32, tensor.Shape{100003}, 9)
@@ -710,7 +710,7 @@ func testTexelBinding(t *testing.T, staging bool) {
 
 // GPUTime calls nest: the outer one counts the inner one's work.
 func TestGPUTimeNested(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	x, _ := d.Empty(tensor.U8, tensor.Shape{1 << 20})
 	y, _ := d.Empty(tensor.U8, tensor.Shape{1 << 20})
 	if err := x.Write(make([]byte, 1<<20)); err != nil {
@@ -736,7 +736,7 @@ func TestGPUTimeNested(t *testing.T) {
 // A captured dispatch replays, independent or chained, with the validation
 // layer silent and the output as the op left it.
 func TestCaptureReplay(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	h := randomHost(t, tensor.U32, tensor.Shape{1000}, 3)
 	x, err := d.Upload(h)
 	if err != nil {
@@ -745,7 +745,7 @@ func TestCaptureReplay(t *testing.T) {
 	defer x.Free()
 	y, _ := d.Empty(tensor.U32, tensor.Shape{1000})
 	defer y.Free()
-	for _, k := range []*device.Kernel{copyWords, copyTexels} {
+	for _, k := range []*core.Kernel{copyWords, copyTexels} {
 		r, err := d.Capture(func() error { return dispatchCopyWith(d, k, y, x) })
 		if err != nil {
 			t.Fatal(err)
@@ -781,12 +781,12 @@ func TestCaptureReplay(t *testing.T) {
 // dispatch, whichever the driver's default is. Dispatches over storage
 // buffers and texel views, dependent and not, and the floor's replay.
 func TestDescriptorModes(t *testing.T) {
-	if _, err := device.Open(device.Options{Descriptors: "pushed"}); err == nil || !strings.Contains(err.Error(), "Descriptors") {
+	if _, err := core.Open(core.Options{Descriptors: "pushed"}); err == nil || !strings.Contains(err.Error(), "Descriptors") {
 		t.Errorf(`Open with Descriptors "pushed": %v, want an error naming the option`, err)
 	}
 	for _, mode := range []string{"push", "sets"} {
 		t.Run(mode, func(t *testing.T) {
-			d := devtest.Open(t, device.Options{PageSize: 1 << 16, Descriptors: mode})
+			d := devtest.OpenCore(t, core.Options{PageSize: 1 << 16, Descriptors: mode})
 			if mode == "push" && !d.PushDescriptors() {
 				t.Skip("SKIP: the device lacks VK_KHR_push_descriptor")
 			}
@@ -799,8 +799,8 @@ func TestDescriptorModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer x.Free()
-			kernels := []*device.Kernel{copyWords}
-			if d.HasTexels(device.TexelRGBA32UI) {
+			kernels := []*core.Kernel{copyWords}
+			if d.HasTexels(core.TexelRGBA32UI) {
 				kernels = append(kernels, copyTexels)
 			}
 			for _, k := range kernels {
@@ -809,12 +809,12 @@ func TestDescriptorModes(t *testing.T) {
 				y, _ := d.Empty(tensor.U32, h.Shape)
 				z, _ := d.Empty(tensor.U32, h.Shape)
 				w, _ := d.Empty(tensor.U32, h.Shape)
-				for _, c := range [][2]*device.Tensor{{y, x}, {z, y}, {w, x}} {
+				for _, c := range [][2]*core.Tensor{{y, x}, {z, y}, {w, x}} {
 					if err := dispatchCopyWith(d, k, c[0], c[1]); err != nil {
 						t.Fatal(err)
 					}
 				}
-				for _, out := range []*device.Tensor{z, w} {
+				for _, out := range []*core.Tensor{z, w} {
 					got, err := out.Download()
 					if err != nil || !bytes.Equal(got.Data, h.Data) {
 						t.Errorf("%s: copied data differs (%v)", k.Name, err)

@@ -1,4 +1,4 @@
-package device_test
+package core_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"unsafe"
 	"weak"
 
-	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
@@ -24,12 +24,12 @@ import (
 // page, and chunks of staged transfers with them.
 var paths = []struct {
 	name string
-	opts device.Options
+	opts core.Options
 }{
-	{"mapped", device.Options{PageSize: 4096}},
-	{"staged", device.Options{PageSize: 4096, Staging: true, Transfers: "staged"}},
-	{"direct", device.Options{PageSize: 4096, Staging: true, Transfers: "direct"}},
-	{"import", device.Options{PageSize: 4096, Staging: true, Transfers: "import"}},
+	{"mapped", core.Options{PageSize: 4096}},
+	{"staged", core.Options{PageSize: 4096, Staging: true, Transfers: "staged"}},
+	{"direct", core.Options{PageSize: 4096, Staging: true, Transfers: "direct"}},
+	{"import", core.Options{PageSize: 4096, Staging: true, Transfers: "import"}},
 }
 
 // aligned returns n elements of T that start on a multiple of align
@@ -67,7 +67,7 @@ func fill[T tensor.Element](s []T, seed uint64) {
 func TestSlicesEveryType(t *testing.T) {
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			d := devtest.Open(t, p.opts)
+			d := devtest.OpenCore(t, p.opts)
 			if got := d.Transfers(); p.name != "mapped" && got != p.name && !(p.name == "import" && got == "staged") {
 				t.Errorf("Transfers() = %q", got)
 			}
@@ -78,7 +78,7 @@ func TestSlicesEveryType(t *testing.T) {
 	}
 }
 
-func slicesEveryType(t *testing.T, d *device.Device, n int) {
+func slicesEveryType(t *testing.T, d *core.Device, n int) {
 	t.Helper()
 	roundTrips(t, d, n, []bool{})
 	roundTrips(t, d, n, []int8{})
@@ -97,16 +97,16 @@ func slicesEveryType(t *testing.T, d *device.Device, n int) {
 
 // roundTrips checks n elements of T (of the type of the empty slice
 // given) up and back by each way.
-func roundTrips[T tensor.Element](t *testing.T, d *device.Device, n int, _ []T) {
+func roundTrips[T tensor.Element](t *testing.T, d *core.Device, n int, _ []T) {
 	t.Helper()
 	dt := tensor.DTypeOf[T]()
 	_, align := d.CanWrap()
 	want := aligned[T](n, max(align, 16))
 	fill(want, uint64(n)*31+uint64(dt))
 	name := fmt.Sprintf("%v[%d]", dt, n)
-	up := map[string]func() (*device.Tensor, error){
-		"FromSlice": func() (*device.Tensor, error) { return device.FromSlice(d, want) },
-		"Wrap":      func() (*device.Tensor, error) { return device.Wrap(d, want) },
+	up := map[string]func() (*core.Tensor, error){
+		"FromSlice": func() (*core.Tensor, error) { return core.FromSlice(d, want) },
+		"Wrap":      func() (*core.Tensor, error) { return core.Wrap(d, want) },
 	}
 	for how, f := range up {
 		x, err := f()
@@ -120,19 +120,19 @@ func roundTrips[T tensor.Element](t *testing.T, d *device.Device, n int, _ []T) 
 		if ok, _ := d.CanWrap(); how == "Wrap" && x.Wrapped() != (ok && x.Bytes()%16 == 0) {
 			t.Errorf("%s: Wrapped() = %v on a device that can wrap: %v", name, x.Wrapped(), ok)
 		}
-		got, err := device.ToSlice[T](x)
+		got, err := core.ToSlice[T](x)
 		if err != nil || !same(got, want) {
 			t.Fatalf("%s %s, ToSlice: %v, equal %v", name, how, err, same(got, want))
 		}
 		into := make([]T, n)
-		if err := device.ToSliceInto(x, into); err != nil || !same(into, want) {
+		if err := core.ToSliceInto(x, into); err != nil || !same(into, want) {
 			t.Fatalf("%s %s, ToSliceInto: %v, equal %v", name, how, err, same(into, want))
 		}
-		if views, err := device.View[T](x); d.Unified() || x.Wrapped() {
+		if views, err := core.View[T](x); d.Unified() || x.Wrapped() {
 			if err != nil || !same(slices.Concat(views...), want) || len(views) != x.Pages() {
 				t.Fatalf("%s %s, View: %v, %d views of %d pages", name, how, err, len(views), x.Pages())
 			}
-		} else if !errors.Is(err, device.ErrMisuse) {
+		} else if !errors.Is(err, core.ErrMisuse) {
 			t.Fatalf("%s %s: View on a device that stages: %v, want ErrMisuse", name, how, err)
 		}
 		x.Free()
@@ -144,7 +144,7 @@ func roundTrips[T tensor.Element](t *testing.T, d *device.Device, n int, _ []T) 
 func TestBoolsCanonical(t *testing.T) {
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			d := devtest.Open(t, p.opts)
+			d := devtest.OpenCore(t, p.opts)
 			raw := make([]byte, 3*4096+7)
 			for i := range raw {
 				raw[i] = byte(i * 37)
@@ -157,12 +157,12 @@ func TestBoolsCanonical(t *testing.T) {
 			if err := x.Write(raw); err != nil {
 				t.Fatal(err)
 			}
-			got, err := device.ToSlice[bool](x)
+			got, err := core.ToSlice[bool](x)
 			if err != nil {
 				t.Fatal(err)
 			}
 			into := make([]bool, len(raw))
-			if err := device.ToSliceInto(x, into); err != nil {
+			if err := core.ToSliceInto(x, into); err != nil {
 				t.Fatal(err)
 			}
 			for _, bs := range [][]bool{got, into} {
@@ -179,9 +179,9 @@ func TestBoolsCanonical(t *testing.T) {
 // wrapDevice opens a device of 4 KiB pages that can wrap slices, and
 // returns it with the alignment they need; it skips t where the device
 // cannot.
-func wrapDevice(t *testing.T) (*device.Device, uint64) {
+func wrapDevice(t *testing.T) (*core.Device, uint64) {
 	t.Helper()
-	d := devtest.Open(t, device.Options{PageSize: 4096})
+	d := devtest.OpenCore(t, core.Options{PageSize: 4096})
 	ok, align := d.CanWrap()
 	if !ok {
 		t.Skipf("%s cannot import host memory", d)
@@ -210,20 +210,20 @@ func TestWrapFallsBack(t *testing.T) {
 		{"empty", base[:0], true},
 		{"empty and off the alignment", base[1:1], true},
 	} {
-		x, err := device.Wrap(d, c.s)
+		x, err := core.Wrap(d, c.s)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if x.Wrapped() != c.wrapped {
 			t.Errorf("%s: Wrapped() = %v, want %v", c.name, x.Wrapped(), c.wrapped)
 		}
-		got, err := device.ToSlice[float32](x)
+		got, err := core.ToSlice[float32](x)
 		if err != nil || !same(got, c.s) {
 			t.Errorf("%s: ToSlice gave %d elements, %v", c.name, len(got), err)
 		}
 		x.Free()
 	}
-	if _, err := device.Wrap(d, base[:10], 3, 4); err == nil {
+	if _, err := core.Wrap(d, base[:10], 3, 4); err == nil {
 		t.Error("Wrap of 10 elements as [3 4] succeeded")
 	}
 }
@@ -235,12 +235,12 @@ func TestWrapTwice(t *testing.T) {
 	d, align := wrapDevice(t)
 	n := 5*1024 + 256 // 5.25 pages of u32
 	s := aligned[uint32](n, align)
-	a, err := device.Wrap(d, s)
+	a, err := core.Wrap(d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Free()
-	b, err := device.Wrap(d, s)
+	b, err := core.Wrap(d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestWrapTwice(t *testing.T) {
 	if !slices.Equal(s, want) {
 		t.Fatal("Write through a wrapped tensor did not land in its slice")
 	}
-	src, err := device.FromSlice(d, slices.Repeat([]uint32{7}, n))
+	src, err := core.FromSlice(d, slices.Repeat([]uint32{7}, n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestWrapTwice(t *testing.T) {
 	if err := b.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	views, err := device.View[uint32](a)
+	views, err := core.View[uint32](a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestWrapFreedWhilePending(t *testing.T) {
 	gone := func() weak.Pointer[uint32] {
 		s := aligned[uint32](n, align)
 		copy(s, want)
-		x, err := device.Wrap(d, s)
+		x, err := core.Wrap(d, s)
 		if err != nil || !x.Wrapped() {
 			t.Fatalf("Wrap: %v, wrapped %v", err, x.Wrapped())
 		}
@@ -312,7 +312,7 @@ func TestWrapFreedWhilePending(t *testing.T) {
 	if gone.Value() == nil {
 		t.Fatal("the slice of a wrapped tensor was collected while an op read it")
 	}
-	got, err := device.ToSlice[uint32](out)
+	got, err := core.ToSlice[uint32](out)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("op on a wrapped slice freed while pending: %v, equal %v", err, slices.Equal(got, want))
 	}
@@ -327,14 +327,14 @@ func TestWrapFreedWhilePending(t *testing.T) {
 // A View of a tensor of several pages fills it in place and reads an
 // op's result in place, with no copy.
 func TestViewPages(t *testing.T) {
-	d := devtest.Open(t, device.Options{PageSize: 4096})
+	d := devtest.OpenCore(t, core.Options{PageSize: 4096})
 	n := 3*2048 + 100 // 3.05 pages of i16
 	x, err := d.Empty(tensor.I16, tensor.Shape{n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Free()
-	views, err := device.View[int16](x)
+	views, err := core.View[int16](x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,11 +354,11 @@ func TestViewPages(t *testing.T) {
 	if err := dispatchCopy(d, y, x); err != nil {
 		t.Fatal(err)
 	}
-	out, err := device.View[int16](y)
+	out, err := core.View[int16](y)
 	if err != nil || !slices.Equal(slices.Concat(out...), want) {
 		t.Fatalf("View of an op's result: %v", err)
 	}
-	if _, err := device.View[uint16](y); !errors.Is(err, device.ErrMisuse) {
+	if _, err := core.View[uint16](y); !errors.Is(err, core.ErrMisuse) {
 		t.Errorf("View of i16 as u16: %v, want ErrMisuse", err)
 	}
 }
@@ -368,17 +368,17 @@ func TestViewPages(t *testing.T) {
 // staged, a record of each chunk's batch (two here, each way).
 func TestTransfersAllocateNothing(t *testing.T) {
 	for _, staging := range []bool{false, true} {
-		d := devtest.Open(t, device.Options{Staging: staging})
+		d := devtest.OpenCore(t, core.Options{Staging: staging})
 		n := 3 << 20
 		src := make([]float32, n)
 		fill(src, 4)
-		x, err := device.FromSlice(d, src)
+		x, err := core.FromSlice(d, src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dst := make([]float32, n)
 		allocs := testing.AllocsPerRun(3, func() {
-			if err := device.ToSliceInto(x, dst); err != nil {
+			if err := core.ToSliceInto(x, dst); err != nil {
 				t.Fatal(err)
 			}
 			if err := x.Write(tensor.Bytes(src)); err != nil {
@@ -397,27 +397,27 @@ func TestTransfersAllocateNothing(t *testing.T) {
 
 // Wrong types and lengths are usage errors naming the tensor.
 func TestSliceMisuse(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
-	x, err := device.FromSlice(d, []float32{1, 2, 3, 4}, 2, 2)
+	d := devtest.OpenCore(t, core.Options{})
+	x, err := core.FromSlice(d, []float32{1, 2, 3, 4}, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Free()
-	if _, err := device.ToSlice[int32](x); !errors.Is(err, device.ErrMisuse) {
+	if _, err := core.ToSlice[int32](x); !errors.Is(err, core.ErrMisuse) {
 		t.Errorf("ToSlice[int32] of f32: %v, want ErrMisuse", err)
 	}
-	if err := device.ToSliceInto(x, make([]float32, 3)); !errors.Is(err, device.ErrSize) {
+	if err := core.ToSliceInto(x, make([]float32, 3)); !errors.Is(err, core.ErrSize) {
 		t.Errorf("ToSliceInto 3 elements of 4: %v, want ErrSize", err)
 	}
-	if _, err := device.FromSlice(d, []float32{1, 2, 3}, 2, 2); err == nil {
+	if _, err := core.FromSlice(d, []float32{1, 2, 3}, 2, 2); err == nil {
 		t.Error("FromSlice of 3 elements as [2 2] succeeded")
 	}
-	var nilT *device.Tensor
-	if _, err := device.ToSlice[float32](nilT); !errors.Is(err, device.ErrMisuse) {
+	var nilT *core.Tensor
+	if _, err := core.ToSlice[float32](nilT); !errors.Is(err, core.ErrMisuse) {
 		t.Errorf("ToSlice of nil: %v, want ErrMisuse", err)
 	}
 	x.Free()
-	if err := device.ToSliceInto(x, make([]float32, 4)); !errors.Is(err, device.ErrFreed) {
+	if err := core.ToSliceInto(x, make([]float32, 4)); !errors.Is(err, core.ErrFreed) {
 		t.Errorf("ToSliceInto after Free: %v, want ErrFreed", err)
 	}
 }
@@ -430,11 +430,11 @@ func TestSliceMisuse(t *testing.T) {
 func TestConcurrentTransfers(t *testing.T) {
 	for _, staging := range []bool{false, true} {
 		t.Run(fmt.Sprintf("staging=%v", staging), func(t *testing.T) {
-			d := devtest.Open(t, device.Options{PageSize: 1 << 16, Staging: staging})
+			d := devtest.OpenCore(t, core.Options{PageSize: 1 << 16, Staging: staging})
 			n := 3<<20/4 + 3
 			shared := make([]uint32, n)
 			fill(shared, 11)
-			sh, err := device.FromSlice(d, shared)
+			sh, err := core.FromSlice(d, shared)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -448,12 +448,12 @@ func TestConcurrentTransfers(t *testing.T) {
 	}
 }
 
-func concurrentTransfers(t *testing.T, d *device.Device, sh *device.Tensor, shared []uint32, g int) {
+func concurrentTransfers(t *testing.T, d *core.Device, sh *core.Tensor, shared []uint32, g int) {
 	mine := make([]uint32, 1+g*40000)
 	got := make([]uint32, len(shared))
 	for i := range 6 {
 		fill(mine, uint64(g*100+i))
-		x, err := device.FromSlice(d, mine)
+		x, err := core.FromSlice(d, mine)
 		if err != nil {
 			t.Error(err)
 			return
@@ -468,7 +468,7 @@ func concurrentTransfers(t *testing.T, d *device.Device, sh *device.Tensor, shar
 			return
 		}
 		x.Free() // pending: the copy still reads it
-		out, err := device.ToSlice[uint32](y)
+		out, err := core.ToSlice[uint32](y)
 		if err != nil || !slices.Equal(out, mine) {
 			t.Errorf("goroutine %d round %d: %v, equal %v", g, i, err, slices.Equal(out, mine))
 		}
@@ -476,7 +476,7 @@ func concurrentTransfers(t *testing.T, d *device.Device, sh *device.Tensor, shar
 		if g == 0 {
 			err = sh.Write(tensor.Bytes(shared))
 		} else {
-			err = device.ToSliceInto(sh, got)
+			err = core.ToSliceInto(sh, got)
 			if err == nil && !slices.Equal(got, shared) {
 				t.Errorf("goroutine %d round %d: shared tensor read wrong", g, i)
 			}
@@ -485,15 +485,15 @@ func concurrentTransfers(t *testing.T, d *device.Device, sh *device.Tensor, shar
 			t.Error(err)
 		}
 		// A read racing its tensor's Free: whole, or ErrFreed.
-		z, err := device.FromSlice(d, mine)
+		z, err := core.FromSlice(d, mine)
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		done := make(chan error)
-		go func() { done <- device.ToSliceInto(z, out) }()
+		go func() { done <- core.ToSliceInto(z, out) }()
 		z.Free()
-		if err := <-done; err != nil && !errors.Is(err, device.ErrFreed) {
+		if err := <-done; err != nil && !errors.Is(err, core.ErrFreed) {
 			t.Errorf("read racing Free: %v", err)
 		} else if err == nil && !slices.Equal(out, mine) {
 			t.Errorf("read racing Free read wrong data")
@@ -505,9 +505,9 @@ func concurrentTransfers(t *testing.T, d *device.Device, sh *device.Tensor, shar
 // Close waits for host copies that run with the device unlocked, and
 // the copies report the device closed or finish whole.
 func TestCloseDuringTransfers(t *testing.T) {
-	d := devtest.Open(t, device.Options{})
+	d := devtest.OpenCore(t, core.Options{})
 	src := make([]float32, 4<<20)
-	x, err := device.FromSlice(d, src)
+	x, err := core.FromSlice(d, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,8 +516,8 @@ func TestCloseDuringTransfers(t *testing.T) {
 		wg.Go(func() {
 			dst := make([]float32, len(src))
 			for {
-				err := device.ToSliceInto(x, dst)
-				if errors.Is(err, device.ErrClosed) {
+				err := core.ToSliceInto(x, dst)
+				if errors.Is(err, core.ErrClosed) {
 					return
 				}
 				if err != nil {
@@ -544,19 +544,19 @@ func TestCopyOverlap(t *testing.T) {
 	s := aligned[uint32](2*n, align)
 	fill(s, 9)
 	want := slices.Clone(s)
-	whole, err := device.Wrap(d, s[:n])
+	whole, err := core.Wrap(d, s[:n])
 	must(t, err)
-	again, err := device.Wrap(d, s[:n])
+	again, err := core.Wrap(d, s[:n])
 	must(t, err)
-	shifted, err := device.Wrap(d, s[align/4:][:n]) // one page on
+	shifted, err := core.Wrap(d, s[align/4:][:n]) // one page on
 	must(t, err)
-	pool, err := device.FromSlice(d, s[:n])
+	pool, err := core.FromSlice(d, s[:n])
 	must(t, err)
 	for _, c := range []struct {
 		name   string
 		op     func() error
 		misuse bool
-		dst    *device.Tensor
+		dst    *core.Tensor
 	}{
 		{"Copy(a, a)", func() error { return d.Copy(pool, pool) }, false, pool},
 		{"Tile(a, a)", func() error { return d.Tile(pool, pool) }, false, pool},
@@ -567,20 +567,20 @@ func TestCopyOverlap(t *testing.T) {
 		{"Tile of overlapping wraps", func() error { return d.Tile(whole, shifted) }, true, whole},
 	} {
 		err := c.op()
-		if c.misuse != errors.Is(err, device.ErrMisuse) || !c.misuse && err != nil {
+		if c.misuse != errors.Is(err, core.ErrMisuse) || !c.misuse && err != nil {
 			t.Errorf("%s: %v, want misuse %v", c.name, err, c.misuse)
 		}
 		must(t, d.Sync())
 		if !slices.Equal(s, want) {
 			t.Fatalf("%s changed the slice", c.name)
 		}
-		got, err := device.ToSlice[uint32](c.dst)
+		got, err := core.ToSlice[uint32](c.dst)
 		must(t, err)
 		if !slices.Equal(got, want[:n]) && c.dst != shifted {
 			t.Errorf("%s: the destination changed", c.name)
 		}
 	}
-	for _, x := range []*device.Tensor{whole, again, shifted, pool} {
+	for _, x := range []*core.Tensor{whole, again, shifted, pool} {
 		x.Free()
 	}
 }

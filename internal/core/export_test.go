@@ -1,4 +1,4 @@
-package device
+package core
 
 import "github.com/vkops/vkops/vk"
 

@@ -1,4 +1,4 @@
-package device
+package core
 
 import (
 	"fmt"
@@ -48,6 +48,30 @@ func Wrap[T tensor.Element](d *Device, data []T, shape ...int) (*Tensor, error) 
 		return t, err
 	}
 	return FromSlice(d, data, shape...)
+}
+
+// wrapAlign is the host import alignment MakeSlice serves: every
+// driver seen asks for 4 KiB (lavapipe; NVIDIA 580 on H100 and H200).
+const wrapAlign = 4096
+
+// MakeSlice returns a zeroed slice of n elements that starts on a
+// wrapAlign boundary and whose capacity reaches the next one, so that
+// Wrap imports it where its bytes are a multiple of 16.
+func MakeSlice[T tensor.Element](n int) []T {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if n <= 0 {
+		return make([]T, 0)
+	}
+	span := (n*size + wrapAlign - 1) / wrapAlign * wrapAlign / size
+	// Slices of 32 KiB or more start on a page of their own; room for
+	// one more alignment's worth lets a smaller one start on a boundary.
+	s := make([]T, span+wrapAlign/size)
+	off := 0
+	if r := int(uintptr(unsafe.Pointer(unsafe.SliceData(s))) % wrapAlign); r != 0 {
+		off = (wrapAlign - r) / size
+	}
+	return s[off : off+n : off+span]
 }
 
 // Wrapped reports whether the tensor's memory is the slice given to Wrap
