@@ -11,8 +11,9 @@
 //
 // Select and Where move raw element bytes: they never convert, so NaN
 // payloads, negative zeros and every other bit pattern come through
-// unchanged. Bool tensors hold one byte per element; any nonzero byte is
-// read as true, and the bools this package writes are 0 or 1.
+// unchanged, bools included. Bool tensors hold one byte per element; any
+// nonzero byte is read as true, and the bools this package computes (the
+// mask ops, the reductions) are 0 or 1.
 //
 // The mask ops (docs/specs.md#mask-ops) read elements as the values they
 // are: f16, bf16 and f32 widen exactly to float64 and compare with Go's
