@@ -7,8 +7,8 @@ import (
 )
 
 // IsNaN returns whether each element of a is a NaN, quiet or signalling,
-// of any sign and payload (OpenVINO IsNaN-10, masks.md). a must be f16,
-// bf16, f32 or f64.
+// of any sign and payload (OpenVINO IsNaN-10, docs/specs.md#isnan). a
+// must be f16, bf16, f32 or f64.
 func IsNaN(a *tensor.Host) (*tensor.Host, error) {
 	return classify("is-nan", a, math.IsNaN)
 }

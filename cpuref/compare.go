@@ -2,10 +2,10 @@ package cpuref
 
 import "github.com/vkops/vkops/tensor"
 
-// Equal returns a == b element by element (OpenVINO Equal-1, masks.md):
-// a and b share an element type, bool or any numeric one, and broadcast
-// under mode as binaryShape describes. Floats compare as IEEE 754 does:
-// NaN is equal to nothing, -0 == +0.
+// Equal returns a == b element by element (OpenVINO Equal-1,
+// docs/specs.md#equal): a and b share an element type, bool or any
+// numeric one, and broadcast under mode as binaryShape describes. Floats
+// compare as IEEE 754 does: NaN is equal to nothing, -0 == +0.
 func Equal(a, b *tensor.Host, mode string) (*tensor.Host, error) {
 	return compare("equal", a, b, mode, func(x, y value) bool { return equal(x, y) })
 }

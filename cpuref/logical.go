@@ -7,8 +7,8 @@ import (
 )
 
 // LogicalAnd returns a && b element by element (OpenVINO LogicalAnd-1,
-// masks.md): a and b are bool, broadcast under mode as binaryShape
-// describes; any nonzero byte is true.
+// docs/specs.md#logicaland): a and b are bool, broadcast under mode as
+// binaryShape describes; any nonzero byte is true.
 func LogicalAnd(a, b *tensor.Host, mode string) (*tensor.Host, error) {
 	return logical("logical-and", a, b, mode, func(x, y bool) bool { return x && y })
 }

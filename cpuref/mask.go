@@ -7,7 +7,7 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The mask ops of ../shared/specs/masks.md: comparisons, logical ops and
+// The mask ops of docs/specs.md#mask-ops: comparisons, logical ops and
 // float classifiers, each making a bool tensor from its inputs.
 
 // binaryShape checks a and b for a binary mask op under the

@@ -7,7 +7,8 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The mask ops by hand, from masks.md: values, broadcasting and errors.
+// The mask ops by hand, from docs/specs.md#mask-ops: values, broadcasting
+// and errors.
 func TestMaskOps(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	x := mk([]int{2, 3}, []float32{1, float32(nan), float32(math.Copysign(0, -1)), float32(inf), float32(-inf), 3})

@@ -7,7 +7,7 @@ import (
 )
 
 // ReduceLogicalOr returns the logical or of data's elements along axes:
-// OpenVINO ReduceLogicalOr-1 as the spec README decides it.
+// OpenVINO ReduceLogicalOr-1 as docs/specs.md#reducelogicalor states it.
 //
 // data must be bool, of any rank. Each axis must lie in [-r, r-1] for
 // rank r, a negative one counting from the end, and no axis may repeat

@@ -30,8 +30,8 @@ func runReduceCases(t *testing.T, cases []reduceCase) {
 	}
 }
 
-// openvino-reduce-logical-or-1.txt, "Examples", and README.md,
-// "ReduceLogicalOr": the four [6,12,10,24] shapes, with data.
+// OpenVINO ReduceLogicalOr-1, "Examples", and
+// docs/specs.md#reducelogicalor: the four [6,12,10,24] shapes, with data.
 //
 // data[a,b,c,d] = a%2 == 0 && b%3 == 0 && c == d%10. For every d some c
 // in 0..9 equals d%10, and b = 0 passes b%3 == 0, so the expected values
@@ -108,7 +108,7 @@ func TestReduceSpecExamples(t *testing.T) {
 	}
 }
 
-// openvino-reduce-logical-or-1.txt, "Detailed Description": small cases
+// OpenVINO ReduceLogicalOr-1, "Detailed Description": small cases
 // worked by hand, Or against And, keep_dims and negative axes.
 func TestReduceSmall(t *testing.T) {
 	// [[T F F]
@@ -144,8 +144,9 @@ func TestReduceSmall(t *testing.T) {
 	})
 }
 
-// openvino-reduce-logical-or-1.txt, "Particular cases" 1, and README.md:
-// empty axes is the identity, 0-D included; keep_dims changes nothing.
+// OpenVINO ReduceLogicalOr-1, "Particular cases" 1, and
+// docs/specs.md#reducelogicalor: empty axes is the identity, 0-D
+// included; keep_dims changes nothing.
 func TestReduceEmptyAxes(t *testing.T) {
 	in := mk([]int{2, 3}, bools("TFFTTF"))
 	runReduceCases(t, []reduceCase{
@@ -176,8 +177,8 @@ func TestReduceZeroSize(t *testing.T) {
 	})
 }
 
-// openvino-reduce-logical-or-1.txt, "Inputs" (axes unique, in [-r, r-1],
-// data T_BOOL) and README.md (a 0-D input has no axes).
+// OpenVINO ReduceLogicalOr-1, "Inputs" (axes unique, in [-r, r-1], data
+// T_BOOL) and docs/specs.md#reducelogicalor (a 0-D input has no axes).
 func TestReduceErrors(t *testing.T) {
 	r3 := mk([]int{1, 2, 3}, make([]bool, 6))
 	runReduceCases(t, []reduceCase{

@@ -7,7 +7,8 @@ import (
 )
 
 // Select returns a tensor whose elements are then's where cond is true and
-// els's where it is false: OpenVINO Select-1 as the spec README decides it.
+// els's where it is false: OpenVINO Select-1 as docs/specs.md#select
+// states it.
 //
 // cond must be bool; then and els must share an element type, which is
 // the output's. mode is the auto_broadcast attribute:

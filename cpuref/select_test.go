@@ -105,7 +105,7 @@ func checkResult(t *testing.T, got *tensor.Host, err error, want *tensor.Host, w
 	}
 }
 
-// openvino-select-1-legacy.txt, "Example": the worked 3x2 case.
+// OpenVINO Select-1's older text, "Example": the worked 3x2 case.
 func TestSelectLegacyExample(t *testing.T) {
 	cond := mk([]int{3, 2}, bools("FFTFTT"))
 	then := []int32{-1, 0, 1, 2, 3, 4}
@@ -115,7 +115,8 @@ func TestSelectLegacyExample(t *testing.T) {
 		got, err := Select(cond, mk([]int{3, 2}, then), mk([]int{3, 2}, els), mode)
 		checkResult(t, got, err, mk([]int{3, 2}, want), "")
 	}
-	// The same values as floats: T2 in openvino-select-1.txt is f32/f16/bf16.
+	// The same values as floats: T2 in oneDNN Graph's Select-1 is
+	// f32/f16/bf16.
 	f := func(s []int32) []float32 {
 		out := make([]float32, len(s))
 		for i, v := range s {
@@ -127,9 +128,10 @@ func TestSelectLegacyExample(t *testing.T) {
 	checkResult(t, got, err, mk([]int{3, 2}, f(want)), "")
 }
 
-// onednn-graph-select.md and openvino-select-1.txt, "Broadcasting rules",
-// step 2: cond {4,5} and {3,1,5} fit {2,3,4,5} one way. The expected values
-// come from nested loops over the four dimensions, written out by hand.
+// oneDNN Graph's Select-1, "Broadcasting rules", step 2
+// (docs/specs.md#select): cond {4,5} and {3,1,5} fit {2,3,4,5} one way.
+// The expected values come from nested loops over the four dimensions,
+// written out by hand.
 func TestSelectCondOneWay(t *testing.T) {
 	shape := []int{2, 3, 4, 5}
 	then := mk(shape, iota32(0, 120))

@@ -16,7 +16,7 @@ type Operand struct {
 }
 
 // Where returns a tensor whose elements are input's where cond is true and
-// other's where it is false: PyPTO where as the spec README decides it.
+// other's where it is false: PyPTO where as docs/specs.md#where states it.
 //
 // cond must be a bool tensor. The output shape is the numpy broadcast of
 // all tensor operands, cond included, so with only cond a tensor the

@@ -35,7 +35,7 @@ func runWhereCases(t *testing.T, cases []whereCase) {
 	}
 }
 
-// pypto-where.md, "调用示例" (call examples): out1, out2 and out3 with the
+// PyPTO where, "调用示例" (call examples): out1, out2 and out3 with the
 // values the text prints.
 func TestWherePyPTOExamples(t *testing.T) {
 	cond1 := mk([]int{4}, bools("TFTF"))
@@ -67,9 +67,9 @@ func TestWherePyPTOExamples(t *testing.T) {
 	})
 }
 
-// pypto-where.md, "功能说明" (description), cases 1-3, and README.md,
-// "Where": the output is the broadcast of all tensor operands, cond
-// included. Expected values come from nested loops written out by hand.
+// PyPTO where, "功能说明" (description), cases 1-3, and
+// docs/specs.md#where: the output is the broadcast of all tensor
+// operands, cond included. Expected values come from nested loops written out by hand.
 func TestWherePyPTOBroadcast(t *testing.T) {
 	const n = 20
 	cond := make([]bool, n*n)     // [20,20,1]

@@ -15,7 +15,7 @@ func TestCollapse(t *testing.T) {
 		dims    []int
 		strides [][]int
 	}{
-		// openvino-select-1.txt's examples: cond {4,5} and {3,1,5} against {2,3,4,5}.
+		// Select-1's examples: cond {4,5} and {3,1,5} against {2,3,4,5}.
 		{tensor.Shape{2, 3, 4, 5}, []tensor.Shape{{4, 5}, {2, 3, 4, 5}}, []int{6, 20}, [][]int{{0, 1}, {20, 1}}},
 		{tensor.Shape{2, 3, 4, 5}, []tensor.Shape{{3, 1, 5}, {2, 3, 4, 5}}, []int{2, 3, 4, 5}, [][]int{{0, 5, 0, 1}, {60, 20, 5, 1}}},
 		// Same shapes collapse to one dimension, scalars to [1].

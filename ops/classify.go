@@ -5,11 +5,11 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The float classifiers of ../shared/specs/masks.md (OpenVINO opset 10):
-// a must be f16, bf16, f32 or f64 (anything else is an error matching
-// ErrInvalid); the output is a bool tensor of a's shape. Elements are
-// classified by their bits, so every NaN counts, quiet or signalling, of
-// any sign and payload.
+// The float classifiers of docs/specs.md#float-classifiers (OpenVINO
+// opset 10): a must be f16, bf16, f32 or f64 (anything else is an error
+// matching ErrInvalid); the output is a bool tensor of a's shape.
+// Elements are classified by their bits, so every NaN counts, quiet or
+// signalling, of any sign and payload.
 
 var (
 	isNaNOp    = &maskOp{name: "is-nan", code: opIsNaN, types: "f16, bf16, f32 or f64", accept: tensor.DType.IsFloat}

@@ -2,7 +2,7 @@ package ops
 
 import "github.com/vkops/vkops/device"
 
-// The comparisons of ../shared/specs/masks.md (OpenVINO opset 1). Each
+// The comparisons of docs/specs.md#comparisons (OpenVINO opset 1). Each
 // returns a new bool tensor. a and b are each a *device.Tensor or a
 // scalar as Where takes them (a Go number, an Element or a
 // tensor.Scalar), at least one a tensor; a scalar is converted exactly to

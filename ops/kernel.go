@@ -1,7 +1,7 @@
 // Package ops runs tensor operations on a device: it checks shapes and
 // types, plans broadcasts and reductions, chooses a kernel and dispatches
 // it. Every rule is checked before anything is dispatched, and a failed op
-// leaves its inputs as they were.
+// leaves its inputs as they were. docs/specs.md states each op's rules.
 //
 // Ops may be called from many goroutines on one device; an Expr may not.
 // An op's errors match ErrInvalid where its rules reject the input, and

@@ -2,7 +2,7 @@ package ops
 
 import "github.com/vkops/vkops/device"
 
-// The logical ops of ../shared/specs/masks.md (OpenVINO opset 1). Inputs
+// The logical ops of docs/specs.md#logical-ops (OpenVINO opset 1). Inputs
 // must be bool; a byte 0 is false and any other true, and the output's
 // bools are 0 or 1. The binary ones take operands and options as the
 // comparisons do (see Equal), a scalar being a Go bool or a bool

@@ -7,7 +7,7 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The mask ops of ../shared/specs/masks.md share everything but a line
+// The mask ops of docs/specs.md#mask-ops share everything but a line
 // of shaders/mask.glsl: Select's planner (layout, pieces, spans), its
 // broadcast rules and options, Where's scalars, and one kernel family per
 // element width measured as Select's are. An op is a maskOp value, its

@@ -131,8 +131,9 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 }
 
 // ReduceLogicalOr returns the logical or of data's elements along axes
-// in a new tensor: OpenVINO ReduceLogicalOr-1 as the spec README decides
-// it, with the same rules and error messages as cpuref.ReduceLogicalOr.
+// in a new tensor: OpenVINO ReduceLogicalOr-1 as
+// docs/specs.md#reducelogicalor states it, with the same rules and error
+// messages as cpuref.ReduceLogicalOr.
 //
 // data must be bool (one byte per element, nonzero is true), of any rank.
 // Each axis must lie in [-r, r-1] for rank r, and no axis may repeat once

@@ -9,8 +9,8 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// Broadcast is Select's auto_broadcast attribute
-// (../shared/specs/README.md, "Select").
+// Broadcast is Select's auto_broadcast attribute, which the binary mask
+// ops take too (docs/specs.md#broadcasting).
 type Broadcast uint8
 
 const (
@@ -64,10 +64,10 @@ func configure(opts []SelectOption) selectConfig {
 func WithBroadcast(b Broadcast) SelectOption { return SelectOption{broadcast: b} }
 
 // Select returns a new tensor whose elements are then's where cond is true
-// and els's where it is false: OpenVINO Select-1 as
-// ../shared/specs/README.md decides it. cond must be bool; then and els
-// must share an element type, which is the output's; elements are copied
-// bit for bit. The inputs must live on one device and are not modified.
+// and els's where it is false: OpenVINO Select-1 as docs/specs.md#select
+// states it. cond must be bool; then and els must share an element type,
+// which is the output's; elements are copied bit for bit. The inputs must
+// live on one device and are not modified.
 //
 // Every rule is checked before anything runs, and a rejected input gives
 // an error matching ErrInvalid whose message is the one cpuref.Select

@@ -18,7 +18,7 @@ import (
 )
 
 // randomHost returns a tensor of random bytes; bools are 0 or any other
-// byte, as ../shared/specs/README.md allows.
+// byte, as docs/specs.md#element-types allows.
 func randomHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
 	h, err := tensor.New(dt, shape)
 	if err != nil {

@@ -21,8 +21,8 @@ type Element struct {
 func Scalar(v any, dt tensor.DType) Element { return Element{v, dt} }
 
 // Where returns a new tensor whose elements are input's where cond is true
-// and other's where it is false: PyPTO where as ../shared/specs/README.md
-// decides it. cond must be a bool tensor. input and other are each a
+// and other's where it is false: PyPTO where as docs/specs.md#where
+// states it. cond must be a bool tensor. input and other are each a
 // *device.Tensor, a typed scalar (an Element or a tensor.Scalar), or a
 // plain Go number.
 //

@@ -11,7 +11,7 @@ import (
 // DType is an element type.
 type DType uint8
 
-// The element types of the specs (../shared/specs/README.md, "Element types").
+// The element types of the ops (docs/specs.md#element-types).
 const (
 	Invalid DType = iota
 	Bool

@@ -11,8 +11,7 @@ import (
 	"github.com/x448/float16"
 )
 
-// The table in ../shared/specs/README.md, "Element types and their host
-// form".
+// The table in docs/specs.md#element-types.
 func TestDTypeNamesAndSizes(t *testing.T) {
 	want := []struct {
 		dt                      DType
@@ -192,7 +191,7 @@ func TestBroadcast(t *testing.T) {
 		{[]Shape{{}, {}}, Shape{}, ""},
 		{[]Shape{{2, 1, 4}, {3, 1}}, Shape{2, 3, 4}, ""},
 		{[]Shape{{2, 1}, {1, 3}}, Shape{2, 3}, ""},
-		{[]Shape{{1, 20, 20}, {20, 1, 20}, {20, 20, 1}}, Shape{20, 20, 20}, ""}, // pypto-where.md
+		{[]Shape{{1, 20, 20}, {20, 1, 20}, {20, 20, 1}}, Shape{20, 20, 20}, ""}, // PyPTO where's example
 		{[]Shape{{0}, {1}}, Shape{0}, ""},
 		{[]Shape{{1}, {0}}, Shape{0}, ""},
 		{[]Shape{{0, 3}, {3}}, Shape{0, 3}, ""},
@@ -229,8 +228,8 @@ func TestBroadcast(t *testing.T) {
 	}
 }
 
-// openvino-select-1.txt, "Broadcasting rules" step 2, and
-// onednn-graph-select.md: one-way broadcasting.
+// Select-1's broadcasting rules, step 2 (oneDNN Graph's text, and
+// docs/specs.md#broadcasting): one-way broadcasting.
 func TestFitsOneWay(t *testing.T) {
 	for _, c := range []struct {
 		src, dst Shape
@@ -469,7 +468,7 @@ func TestNewScalar(t *testing.T) {
 		want uint64
 		err  bool
 	}{
-		// The spec's examples of values a type cannot hold.
+		// docs/specs.md#where's examples of values a type cannot hold.
 		{-1, U8, 0, true},
 		{300, I8, 0, true},
 		{math.NaN(), I32, 0, true},

@@ -28,7 +28,7 @@ func maskBitsHost(dt tensor.DType, bits []uint64) *tensor.Host {
 	return h
 }
 
-// maskCompareTable is masks.md's comparison rules at their edges, each
+// maskCompareTable is docs/specs.md#comparisons at their edges, each
 // row a pair and what equal, not-equal, less, less-equal, greater and
 // greater-equal give (T or F, in that order). TESTING.md sums it up.
 var maskCompareTable = []struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The rules under test are ../shared/specs/masks.md; cpuref is their
+// The rules under test are docs/specs.md#mask-ops; cpuref is their
 // oracle, as for Select: every device result must equal its bytes, every
 // rejection its message, and inputs must come back unchanged.
 

@@ -70,7 +70,8 @@ func reduceCheck(t *testing.T, d *device.Device, f reduceFn, h *tensor.Host, axe
 
 // reduceData returns bool data of the given shape: mostly false with
 // trues at density 1/every (mostly true with falses when flip is set),
-// and "true" bytes that are not all 1, as the spec allows.
+// and "true" bytes that are not all 1, as docs/specs.md#element-types
+// allows.
 func reduceData(rng *rand.Rand, shape tensor.Shape, every int, flip bool) *tensor.Host {
 	h, err := tensor.New(tensor.Bool, shape)
 	if err != nil {
@@ -85,7 +86,7 @@ func reduceData(rng *rand.Rand, shape tensor.Shape, every int, flip bool) *tenso
 	return h
 }
 
-// openvino-reduce-logical-or-1.txt, "Examples": the four [6,12,10,24]
+// OpenVINO ReduceLogicalOr-1, "Examples": the four [6,12,10,24]
 // layers, with data whose results have closed forms (as in cpuref's
 // test): data[a,b,c,d] = a%2 == 0 && b%3 == 0 && c == d%10. And reduces
 // the negation, which negates each result. Each kernel variant of the

@@ -18,11 +18,11 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// The rules under test are ../shared/specs/README.md, "Select" and
-// "Where", which decide what the source texts beside it leave open:
-// openvino-select-1.txt, openvino-select-1-legacy.txt,
-// onednn-graph-select.md and pypto-where.md. cpuref is their oracle: every
-// device result must equal its bytes, every rejection its message.
+// The rules under test are docs/specs.md#select and #where, which decide
+// what the upstream texts leave open: OpenVINO's Select-1 (its current
+// and older texts), oneDNN Graph's Select-1 and PyPTO's where. cpuref is
+// their oracle: every device result must equal its bytes, every
+// rejection its message.
 
 // selPageSize is the smallest page a device allows: tensors of a few
 // KiB span many pages, so that every op is split into many dispatches.
@@ -52,10 +52,10 @@ func selBools(shape []int, s string) *tensor.Host {
 }
 
 // selRandom returns a tensor of random bits. Bools are 0 about half the
-// time and otherwise any nonzero byte, as the spec's host form allows;
-// floats get NaNs with payloads (signalling ones too), infinities and
-// negative zeros besides the random patterns, whose NaNs are as common
-// as the format makes them.
+// time and otherwise any nonzero byte, as docs/specs.md#element-types
+// allows; floats get NaNs with payloads (signalling ones too), infinities
+// and negative zeros besides the random patterns, whose NaNs are as
+// common as the format makes them.
 func selRandom(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Host {
 	h, err := tensor.New(dt, shape)
 	if err != nil {
@@ -193,9 +193,9 @@ func selCheck(t testing.TB, d *device.Device, name string, mode ops.Broadcast, c
 	selCompare(t, name, got, err, want, werr, ts, []*tensor.Host{cond, then, els})
 }
 
-// openvino-select-1-legacy.txt, "Example": the worked 3x2 case, under
-// every broadcast mode, as integers and as the float types T2 of
-// onednn-graph-select.md.
+// OpenVINO Select-1's older text, "Example": the worked 3x2 case, under
+// every broadcast mode, as integers and as the float types T2 of oneDNN
+// Graph's Select-1.
 func TestSelectSpecLegacyExample(t *testing.T) {
 	d := selOpen(t, false)
 	cond := selBools([]int{3, 2}, "FFTFTT")
@@ -226,8 +226,9 @@ func TestSelectSpecLegacyExample(t *testing.T) {
 	}
 }
 
-// onednn-graph-select.md, "Broadcasting rules": cond {4,5} and {3,1,5}
-// fit {2,3,4,5}; cond {3,5} does not, and the README spells the error.
+// oneDNN Graph's Select-1, "Broadcasting rules": cond {4,5} and {3,1,5}
+// fit {2,3,4,5}; cond {3,5} does not, and docs/specs.md#select spells the
+// error.
 func TestSelectSpecOneDNN(t *testing.T) {
 	d := selOpen(t, false)
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -246,9 +247,9 @@ func TestSelectSpecOneDNN(t *testing.T) {
 	}
 }
 
-// ../shared/specs/README.md, "Select": a 0-D cond selects one side
-// entirely; zero-size dimensions give an empty output; cond never widens
-// the output under numpy, and pdpd takes then's shape.
+// docs/specs.md#select: a 0-D cond selects one side entirely; zero-size
+// dimensions give an empty output; cond never widens the output under
+// numpy, and pdpd takes then's shape.
 func TestSelectSpecRules(t *testing.T) {
 	d := selOpen(t, false)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -644,7 +645,7 @@ func whereCheck(t testing.TB, d *device.Device, cond *tensor.Host, a, b whereArg
 	selCompare(t, name, got, err, want, werr, ts, []*tensor.Host{cond, a.h, b.h})
 }
 
-// pypto-where.md, "调用示例" (examples): out1, out2 and out3 with the
+// PyPTO where, "调用示例" (examples): out1, out2 and out3 with the
 // values the text prints.
 func TestWhereSpecExamples(t *testing.T) {
 	d := selOpen(t, false)
@@ -678,7 +679,7 @@ func TestWhereSpecExamples(t *testing.T) {
 	}
 }
 
-// pypto-where.md, "功能说明" (description): input [1,20,20], other
+// PyPTO where, "功能说明" (description): input [1,20,20], other
 // [20,1,20] and condition [20,20,1] give [20,20,20], with either one a
 // scalar instead, and with both scalars the condition's shape.
 func TestWhereSpecShapes(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// maskCommand is one mask op of ../shared/specs/masks.md as a
+// maskCommand is one mask op of docs/specs.md#mask-ops as a
 // subcommand: binary ones take A and B (files or number literals) and
 // --broadcast, unary ones a file A. The output is a bool .npy.
 type maskCommand struct {

@@ -9,7 +9,8 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// Every mask subcommand of masks.md, "CLI spelling", against cpuref.
+// Every mask subcommand (docs/specs.md#mask-ops, spelled as README.md's
+// "The CLI" lists them) against cpuref.
 func TestMaskCommands(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.npy")

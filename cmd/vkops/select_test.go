@@ -51,8 +51,8 @@ func selSame(t *testing.T, name string, got, want *tensor.Host) {
 	}
 }
 
-// openvino-select-1-legacy.txt's 3x2 example under each --broadcast, and
-// a broadcast that only pdpd accepts, against cpuref.
+// OpenVINO Select-1's worked 3x2 example (its older text) under each
+// --broadcast, and a broadcast that only pdpd accepts, against cpuref.
 func TestSelectCommand(t *testing.T) {
 	dir := t.TempDir()
 	cond := selHost(t, []int{3, 2}, false, false, true, false, true, true)
@@ -73,8 +73,8 @@ func TestSelectCommand(t *testing.T) {
 	selSame(t, "pdpd", selRun(t, out, "select", c, a, row, "-o", out, "--broadcast=pdpd"), want)
 }
 
-// pypto-where.md's out1, out2 and out3, then the scalar rules of
-// ../shared/specs/README.md, "Where", as the command applies them.
+// PyPTO where's out1, out2 and out3, then the scalar rules of
+// docs/specs.md#where, as the command applies them.
 func TestWhereCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.npy")
