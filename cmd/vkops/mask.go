@@ -33,7 +33,7 @@ var maskCommands = map[string]maskCommand{
 
 func init() {
 	for name, m := range maskCommands {
-		commands[name] = command{func(e *env, args []string) error { return runMask(e, name, m, args) }, m.summary}
+		commands[name] = command{func(e *env, args []string) error { return runMask(e, name, m, args) }, m.summary, ""}
 	}
 }
 
