@@ -281,6 +281,9 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) hardOutcome {
 			fail("stderr %q: names the command twice", stderr)
 		}
 	}
+	if strings.Contains(stderr, ".tmp") {
+		fail("stderr %q: names a temporary file", stderr)
+	}
 	for _, s := range []string{stdout, stderr} {
 		if strings.Contains(s, "panic:") || strings.Contains(s, "goroutine ") || strings.Contains(s, "runtime error") {
 			fail("printed a Go panic trace: %q", s)
@@ -553,18 +556,23 @@ func TestHardening(t *testing.T) {
 	)
 
 	long := filepath.Join(outDir, strings.Repeat("x", 300)+".npy")
+	missingDir := filepath.Join(outDir, "missing-dir", "out.npy")
 	for _, o := range []struct{ path, msg string }{
-		{filepath.Join(outDir, "missing-dir", "out.npy"), "npy: "},
-		{filepath.Join(c, "out.npy"), "npy: "},
+		{missingDir, "-o " + missingDir + ": directory " + filepath.Dir(missingDir) + " does not exist"},
+		{filepath.Join(outDir, "a", "b", "out.npy"), "-o " + filepath.Join(outDir, "a", "b", "out.npy") + ": directory " + filepath.Join(outDir, "a", "b") + " does not exist"},
+		{filepath.Join(c, "out.npy"), "-o " + filepath.Join(c, "out.npy") + ": " + c + " is not a directory"},
+		{filepath.Join(c, "sub", "out.npy"), "-o " + filepath.Join(c, "sub", "out.npy") + ": " + c + " is not a directory"},
 		{aDir, "npy: " + aDir + " is not a regular file"},
 		{"/dev/null", "npy: /dev/null is not a regular file"},
-		{long, "npy: "},
+		{long, "npy: write " + long + ": file name too long"},
 	} {
 		for _, args := range [][]string{
 			{"select", c, a, b, "-o", "OUT"},
 			{"where", c, a, "0", "-o", "OUT"},
 			{"reduce-or", data, "--axes", "0", "-o", "OUT"},
 			{"reduce-and", data, "--axes", "1,2", "--keep-dims", "-o", "OUT"},
+			{"less", a, "0", "-o", "OUT"},
+			{"is-finite", typed[tensor.F32], "-o", "OUT"},
 		} {
 			add("unwritable output path", hardCase{args: args, out: o.path, msg: "vkops: " + args[0] + ": " + o.msg})
 		}
@@ -575,7 +583,7 @@ func TestHardening(t *testing.T) {
 			t.Fatal(err)
 		}
 		add("unwritable output path", hardCase{args: []string{"select", c, a, b, "-o", "OUT"}, out: filepath.Join(ro, "out.npy"),
-			msg: "vkops: select: npy: "})
+			msg: "vkops: select: npy: write " + filepath.Join(ro, "out.npy") + ": permission denied"})
 	}
 
 	for _, p := range []struct{ x, y tensor.DType }{{tensor.I32, tensor.F32}, {tensor.U8, tensor.I8}, {tensor.F32, tensor.F64},

@@ -22,8 +22,8 @@
 //
 // Errors are one line on stderr beginning "vkops:" and the command as
 // typed ("vkops: reduce-or: axis 5 is out of range ..."); the exit status
-// is 2 for bad input (files, shapes, types, numbers, flags) and 1 for a
-// device failure.
+// is 2 for bad input (files, shapes, types, numbers, flags, an output
+// whose directory does not exist) and 1 for a device failure.
 package main
 
 import (
@@ -31,7 +31,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vkops/vkops/device"
@@ -173,6 +175,25 @@ func message(name, op string, err error) string {
 			return name + ": " + msg
 		}
 		msg = rest
+	}
+}
+
+// checkOutputDir refuses, before any work is done, an output path (the
+// value of the flag flagName) whose directory does not exist or is not
+// one, saying which; npy.WriteFile would say so only at the end.
+func checkOutputDir(name, flagName, path string) error {
+	dir := filepath.Dir(path)
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return badInput("%s: %s %s: %s is not a directory", name, flagName, path, p)
+		case errors.Is(err, fs.ErrNotExist) && p == dir:
+			return badInput("%s: %s %s: directory %s does not exist", name, flagName, path, dir)
+		}
+		if err == nil || p == filepath.Dir(p) {
+			return nil
+		}
 	}
 }
 

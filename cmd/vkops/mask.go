@@ -80,6 +80,9 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
+	if err := checkOutputDir(name, "-o", *outPath); err != nil {
+		return err
+	}
 	b := ops.BroadcastNumpy // also for unary ops, which have no --broadcast
 	if *mode != "" {
 		if b, err = parseBroadcast(name, *mode); err != nil {

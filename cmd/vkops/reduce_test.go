@@ -89,7 +89,8 @@ func TestReduceCommandErrors(t *testing.T) {
 		{nil, []string{"reduce-or", in, "--axes", "0,x", "-o", out}, 2, "vkops: reduce-or: --axes \"0,x\": want integers"},
 		{nil, []string{"reduce-and", in, in, "--axes", "0", "-o", out}, 2, "vkops: reduce-and: want one DATA file, got 2"},
 		{nil, []string{"reduce-or", in, "--axis", "0", "-o", out}, 2, "vkops: reduce-or: flag provided but not defined"},
-		{nil, []string{"reduce-or", in, "--axes", "0", "-o", filepath.Join(dir, "no", "such", "dir.npy")}, 2, "vkops: reduce-or: npy:"},
+		{nil, []string{"reduce-or", in, "--axes", "0", "-o", filepath.Join(dir, "no", "such", "dir.npy")}, 2,
+			"vkops: reduce-or: -o " + filepath.Join(dir, "no", "such", "dir.npy") + ": directory " + filepath.Join(dir, "no", "such") + " does not exist"},
 		{noDevice, []string{"reduce-or", in, "--axes", "0", "-o", out}, 1, "vkops: "},
 	} {
 		cases = append(cases, hardCase{args: c.args, env: c.env, code: c.code, msg: c.msg})
