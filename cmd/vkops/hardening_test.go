@@ -690,8 +690,25 @@ func TestHardening(t *testing.T) {
 	for _, v := range []string{"abc", "1e400x", "0x", "1e", "nan1", "-", "+-1", "1,5", " 1", "infinity!"} {
 		add("operand neither a number nor a file",
 			cmd(fmt.Sprintf("vkops: where: operand other: %q is neither a number nor an existing file", v), "where", c, a, v, "-o", "OUT"),
+			cmd(fmt.Sprintf("vkops: where: operand input: %q is neither a number nor an existing file", v), "where", c, v, a, "-o", "OUT"),
 			cmd(fmt.Sprintf("vkops: greater: operand a: %q is neither a number nor an existing file", v), "greater", v, a, "-o", "OUT"))
 	}
+	// Every place a number may stand: both operands of every binary mask
+	// command, beside a file and beside a number.
+	for _, name := range sortedCommands() {
+		m, ok := maskCommands[name]
+		if !ok || m.binary == nil {
+			continue
+		}
+		add("operand neither a number nor a file",
+			cmd("vkops: "+name+`: operand a: "abc" is neither a number nor an existing file`, name, "abc", a, "-o", "OUT"),
+			cmd("vkops: "+name+`: operand b: "abc" is neither a number nor an existing file`, name, c, "abc", "-o", "OUT"),
+			cmd("vkops: "+name+`: operand a: "x.npy" is neither a number nor an existing file`, name, "x.npy", "1", "-o", "OUT"),
+			cmd("vkops: "+name+`: operand b: "1x" is neither a number nor an existing file`, name, "0", "1x", "-o", "OUT"))
+	}
+	add("operand neither a number nor a file",
+		cmd(`vkops: where: operand input: "abc" is neither a number nor an existing file`, "where", c, "abc", "0", "-o", "OUT"),
+		cmd(`vkops: where: operand other: "abc" is neither a number nor an existing file`, "where", c, "1", "abc", "-o", "OUT"))
 	for _, v := range []string{"1", "-1", "-1e400", "-inf", "-nan", "0x10"} {
 		add("number where only a file goes",
 			cmd("vkops: select: COND must be a .npy file, got the number "+v, "select", v, a, b, "-o", "OUT"),
