@@ -2,7 +2,7 @@
 // information, ops on .npy files, and benchmarks.
 //
 //	vkops [--device D] info [--json]
-//	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]
+//	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] where COND INPUT OTHER -o OUT [--dtype T]
 //	vkops [--device D] equal|not-equal|less|less-equal|greater|greater-equal A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] logical-and|logical-or|logical-xor A B -o OUT [--broadcast numpy|none|pdpd]
