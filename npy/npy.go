@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,22 +304,29 @@ func writeData(w io.Writer, h *tensor.Host) error {
 // WriteFile writes h to the .npy file at path. It writes a temporary file
 // in the same directory and renames it into place, so path is either left
 // as it was or holds the complete new file, never a partial one. A new
-// file gets mode 0644; an existing file keeps its mode.
+// file gets mode 0644; an existing file keeps its mode. Its errors name
+// path, never the temporary file, and say why the write failed ("npy:
+// write out/a.npy: directory out does not exist"); they wrap the
+// system's error (fs.ErrNotExist, fs.ErrPermission).
 func WriteFile(path string, h *tensor.Host) (err error) {
 	// Refuse a bad tensor before touching the file system.
 	if _, err := encodeHeader(h); err != nil {
 		return err
 	}
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("npy: %s is not a regular file", path)
-		}
+	switch fi, statErr := os.Stat(path); {
+	case statErr == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("npy: %s is not a regular file", path)
+	case statErr == nil:
 		perm = fi.Mode().Perm()
+	case !errors.Is(statErr, fs.ErrNotExist):
+		// A name too long, a file where a directory should be: refused
+		// before a temporary file comes and goes.
+		return writeError(path, statErr)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), "."+tempBase(filepath.Base(path))+".tmp*")
 	if err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return writeError(path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -332,16 +340,65 @@ func WriteFile(path string, h *tensor.Host) (err error) {
 	// Sync before the rename: otherwise a crash can leave the new name
 	// pointing at a file whose data never reached the disk.
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return writeError(path, err)
 	}
 	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return writeError(path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return writeError(path, err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return writeError(path, err)
 	}
 	return nil
 }
+
+// tempBase is the part of the file name base that WriteFile's temporary
+// file repeats: at most 200 bytes, whole runes, so that the temporary
+// name (base, a dot, ".tmp" and up to 10 digits) fits where base does.
+func tempBase(base string) string {
+	if len(base) <= 200 {
+		return base
+	}
+	return strings.ToValidUTF8(base[:200], "")
+}
+
+// writeError is err, which befell WriteFile's temporary file or its
+// rename onto path, as an error about path, with the reason: the
+// temporary file's name means nothing to the caller. It wraps err.
+func writeError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	// Where the directory is missing or a file stands in its way, say
+	// which.
+	dir := filepath.Dir(path)
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, statErr := os.Stat(p)
+		switch {
+		case statErr == nil && !fi.IsDir():
+			return &pathError{fmt.Sprintf("npy: write %s: %s is not a directory", path, p), err}
+		case errors.Is(statErr, fs.ErrNotExist) && p == dir:
+			return &pathError{fmt.Sprintf("npy: write %s: directory %s does not exist", path, dir), err}
+		}
+		if statErr == nil || p == filepath.Dir(p) {
+			break
+		}
+	}
+	return &pathError{fmt.Sprintf("npy: write %s: %v", path, err), err}
+}
+
+// pathError is WriteFile's error: its message and the system's error.
+type pathError struct {
+	msg string
+	err error
+}
+
+func (e *pathError) Error() string { return e.msg }
+func (e *pathError) Unwrap() error { return e.err }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -697,6 +698,73 @@ func TestWriteFile(t *testing.T) {
 			t.Fatalf("after replace: %v, %v", fi.Mode(), err)
 		}
 	}
+}
+
+// TestWriteFileErrors checks that a write that fails names the path it
+// was given and why, never the temporary file (issue 40), wraps the
+// system's error and leaves nothing behind; and that a name too long to
+// repeat in full in the temporary file's name is written all the same.
+func TestWriteFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	h := pattern(t, tensor.U8, tensor.Shape{2})
+	file := filepath.Join(dir, "f.npy")
+	if err := WriteFile(file, h); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 300)+".npy")
+	cases := []struct {
+		path, reason string // reason "" is the system's, whatever its words
+		is           error
+	}{
+		{filepath.Join(dir, "missing", "o.npy"), "directory " + filepath.Join(dir, "missing") + " does not exist", fs.ErrNotExist},
+		{filepath.Join(dir, "a", "b", "o.npy"), "directory " + filepath.Join(dir, "a", "b") + " does not exist", fs.ErrNotExist},
+		{filepath.Join(file, "o.npy"), file + " is not a directory", nil},
+		{filepath.Join(file, "sub", "o.npy"), file + " is not a directory", nil},
+		{long, "", nil},
+	}
+	if runtime.GOOS != "windows" && os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "read-only")
+		if err := os.Mkdir(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct {
+			path, reason string
+			is           error
+		}{filepath.Join(ro, "o.npy"), "", fs.ErrPermission})
+	}
+	before, _ := os.ReadDir(dir)
+	for _, c := range cases {
+		err := WriteFile(c.path, h)
+		if err == nil {
+			t.Errorf("%s: no error", c.path)
+			continue
+		}
+		want := "npy: write " + c.path + ": " + c.reason
+		if c.reason != "" && err.Error() != want || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("error %q, want %q", err, want)
+		}
+		if strings.Contains(err.Error(), ".tmp") {
+			t.Errorf("error %q names the temporary file", err)
+		}
+		if c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("error %q is not %v", err, c.is)
+		}
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Errorf("directory holds %v, want %v", after, before)
+	}
+
+	// 253 bytes: the name fits, ".NAME.tmp123456789" would not; its
+	// first 200 bytes end mid-rune.
+	fits := filepath.Join(dir, "x"+strings.Repeat("\u00e9", 124)+".npy")
+	if err := WriteFile(fits, h); err != nil {
+		t.Fatalf("a 253-byte name: %v", err)
+	}
+	got, err := ReadFile(fits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameHost(t, got, h)
 }
 
 // findNumpy returns a Python interpreter that has numpy, or "".

@@ -133,8 +133,8 @@ func ExampleExpr() {
 	}
 	got, _ := device.ToSlice[float32](relu)
 	nan, _ := e.Eval(e.ReduceOr(e.IsNaN(x), nil))
-	any, _ := device.ToSlice[bool](nan)
-	fmt.Println(got, nan, any)
+	anyNaN, _ := device.ToSlice[bool](nan)
+	fmt.Println(got, nan, anyNaN)
 
 	_, err = e.Eval(e.Where(e.Greater(x, 0), x, "zero"))
 	fmt.Println(err)

@@ -77,6 +77,9 @@ func runBench(e *env, args []string) error {
 		if err := bench.CheckPlotFile(*plotFile); err != nil {
 			return badInput("bench: --plot: %v", err)
 		}
+		if err := checkOutputDir("bench", "--plot", *plotFile); err != nil {
+			return err
+		}
 	}
 	var peers []bench.Result
 	if *peersFile != "" {

@@ -269,6 +269,21 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) hardOutcome {
 	} else if !strings.HasPrefix(stderr, msg) {
 		fail("stderr %q: want it to begin %q", stderr, msg)
 	}
+	// A command the user typed is named as typed, once (issue 40): not
+	// again by ops' own name for the op (reduce_logical_or).
+	if name := hardCommand(args); name != "" && strings.HasPrefix(stderr, "vkops: ") {
+		rest, named := strings.CutPrefix(stderr, "vkops: "+name+": ")
+		op := commands[name].op
+		switch {
+		case !named:
+			fail("stderr %q: want it to begin %q, the command as typed", stderr, "vkops: "+name+": ")
+		case strings.HasPrefix(rest, name+": ") || op != "" && strings.Contains(rest, op):
+			fail("stderr %q: names the command twice", stderr)
+		}
+	}
+	if strings.Contains(stderr, ".tmp") {
+		fail("stderr %q: names a temporary file", stderr)
+	}
 	for _, s := range []string{stdout, stderr} {
 		if strings.Contains(s, "panic:") || strings.Contains(s, "goroutine ") || strings.Contains(s, "runtime error") {
 			fail("printed a Go panic trace: %q", s)
@@ -295,6 +310,26 @@ func hardRun(t *testing.T, c hardCase, out string, dirs []string) hardOutcome {
 		t.Errorf("vkops %q: %s", args, f)
 	}
 	return hardFailed
+}
+
+// hardCommand returns the command that args run, as typed, or "" where
+// they fail before naming one (a bad global flag, an unknown command).
+func hardCommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--device" || a == "-device":
+			i++ // its value
+		case strings.HasPrefix(a, "--device=") || strings.HasPrefix(a, "-device="):
+		case strings.HasPrefix(a, "-"):
+			return ""
+		default:
+			if _, ok := commands[a]; ok {
+				return a
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // hardRunAll runs cases in turn as hardRun does, and logs how many were
@@ -494,10 +529,10 @@ func TestHardening(t *testing.T) {
 		cmd("vkops: bench: ", "bench", "--runs", "0"),
 		cmd("vkops: bench: invalid value \"abc\" for flag -size", "bench", "--size", "abc"),
 		cmd("vkops: bench: unexpected argument \"extra\"", "bench", "extra"),
-		cmd("vkops: device: no such device: no device name contains \"nosuch\"", "--device", "nosuch", "select", c, a, b, "-o", "OUT"),
-		cmd("vkops: device: no such device: index 99", "--device", "99", "reduce-or", data, "--axes", "0", "-o", "OUT"),
-		cmd("vkops: no such device: index -1", "--device", "-1", "info"),
-		hardCase{env: []string{"VKOPS_DEVICE=nosuch"}, args: []string{"where", c, a, b, "-o", "OUT"}, msg: "vkops: device: no such device"},
+		cmd("vkops: select: device: no such device: no device name contains \"nosuch\"", "--device", "nosuch", "select", c, a, b, "-o", "OUT"),
+		cmd("vkops: reduce-or: device: no such device: index 99", "--device", "99", "reduce-or", data, "--axes", "0", "-o", "OUT"),
+		cmd("vkops: info: no such device: index -1", "--device", "-1", "info"),
+		hardCase{env: []string{"VKOPS_DEVICE=nosuch"}, args: []string{"where", c, a, b, "-o", "OUT"}, msg: "vkops: where: device: no such device"},
 	)
 
 	add("missing operands",
@@ -521,18 +556,23 @@ func TestHardening(t *testing.T) {
 	)
 
 	long := filepath.Join(outDir, strings.Repeat("x", 300)+".npy")
+	missingDir := filepath.Join(outDir, "missing-dir", "out.npy")
 	for _, o := range []struct{ path, msg string }{
-		{filepath.Join(outDir, "missing-dir", "out.npy"), "npy: "},
-		{filepath.Join(c, "out.npy"), "npy: "},
+		{missingDir, "-o " + missingDir + ": directory " + filepath.Dir(missingDir) + " does not exist"},
+		{filepath.Join(outDir, "a", "b", "out.npy"), "-o " + filepath.Join(outDir, "a", "b", "out.npy") + ": directory " + filepath.Join(outDir, "a", "b") + " does not exist"},
+		{filepath.Join(c, "out.npy"), "-o " + filepath.Join(c, "out.npy") + ": " + c + " is not a directory"},
+		{filepath.Join(c, "sub", "out.npy"), "-o " + filepath.Join(c, "sub", "out.npy") + ": " + c + " is not a directory"},
 		{aDir, "npy: " + aDir + " is not a regular file"},
 		{"/dev/null", "npy: /dev/null is not a regular file"},
-		{long, "npy: "},
+		{long, "npy: write " + long + ": file name too long"},
 	} {
 		for _, args := range [][]string{
 			{"select", c, a, b, "-o", "OUT"},
 			{"where", c, a, "0", "-o", "OUT"},
 			{"reduce-or", data, "--axes", "0", "-o", "OUT"},
 			{"reduce-and", data, "--axes", "1,2", "--keep-dims", "-o", "OUT"},
+			{"less", a, "0", "-o", "OUT"},
+			{"is-finite", typed[tensor.F32], "-o", "OUT"},
 		} {
 			add("unwritable output path", hardCase{args: args, out: o.path, msg: "vkops: " + args[0] + ": " + o.msg})
 		}
@@ -543,7 +583,7 @@ func TestHardening(t *testing.T) {
 			t.Fatal(err)
 		}
 		add("unwritable output path", hardCase{args: []string{"select", c, a, b, "-o", "OUT"}, out: filepath.Join(ro, "out.npy"),
-			msg: "vkops: select: npy: "})
+			msg: "vkops: select: npy: write " + filepath.Join(ro, "out.npy") + ": permission denied"})
 	}
 
 	for _, p := range []struct{ x, y tensor.DType }{{tensor.I32, tensor.F32}, {tensor.U8, tensor.I8}, {tensor.F32, tensor.F64},
@@ -572,18 +612,18 @@ func TestHardening(t *testing.T) {
 			"select", scalarBool, alt1, alt2, "-o", "OUT"),
 		cmd("vkops: where: the broadcast needs 18 dimensions", "where", scalarBool, alt1, alt2, "-o", "OUT"),
 		cmd("vkops: select: output: shape [0 1099511627776 1099511627776]: element count overflows", "select", scalarBool, wide1, wide2, "-o", "OUT"),
-		cmd("vkops: reduce_logical_or: output: shape [1 1125899906842624] of bool: 1125899906842624 elements are too many to address",
+		cmd("vkops: reduce-or: output: shape [1 1125899906842624] of bool: 1125899906842624 elements are too many to address",
 			"reduce-or", emptyWide, "--axes", "0", "--keep-dims", "-o", "OUT"),
 	)
 
 	for _, x := range []struct{ axes, msg string }{
-		{"3", "vkops: reduce_logical_%s: axis 3 is out of range for rank 3 (want -3..2)"},
-		{"-4", "vkops: reduce_logical_%s: axis -4 is out of range for rank 3 (want -3..2)"},
-		{"0,0", "vkops: reduce_logical_%s: axis 0 repeats axis 0 (after normalising)"},
-		{"1,-2", "vkops: reduce_logical_%s: axis -2 repeats axis 1 (after normalising)"},
-		{"2,1,0,-1", "vkops: reduce_logical_%s: axis -1 repeats axis 2 (after normalising)"},
-		{"2147483648", "vkops: reduce_logical_%s: axis 2147483648 is out of range for rank 3"},
-		{"-9223372036854775808", "vkops: reduce_logical_%s: axis -9223372036854775808 is out of range for rank 3"},
+		{"3", "vkops: reduce-%s: axis 3 is out of range for rank 3 (want -3..2)"},
+		{"-4", "vkops: reduce-%s: axis -4 is out of range for rank 3 (want -3..2)"},
+		{"0,0", "vkops: reduce-%s: axis 0 repeats axis 0 (after normalising)"},
+		{"1,-2", "vkops: reduce-%s: axis -2 repeats axis 1 (after normalising)"},
+		{"2,1,0,-1", "vkops: reduce-%s: axis -1 repeats axis 2 (after normalising)"},
+		{"2147483648", "vkops: reduce-%s: axis 2147483648 is out of range for rank 3"},
+		{"-9223372036854775808", "vkops: reduce-%s: axis -9223372036854775808 is out of range for rank 3"},
 		{"x", "vkops: reduce-%s: --axes \"x\": want integers separated by commas"},
 		{"1,,2", "vkops: reduce-%s: --axes \"1,,2\": want integers"},
 		{",", "vkops: reduce-%s: --axes \",\": want integers"},
@@ -598,8 +638,8 @@ func TestHardening(t *testing.T) {
 	}
 	for _, op := range []string{"or", "and"} {
 		add("bad axes",
-			cmd("vkops: reduce_logical_"+op+": axis 0 is out of range for rank 0 (a 0-D tensor has no axes)", "reduce-"+op, scalarBool, "--axes", "0", "-o", "OUT"),
-			cmd("vkops: reduce_logical_"+op+": axis -1 is out of range for rank 0", "reduce-"+op, scalarBool, "--axes", "-1", "--keep-dims", "-o", "OUT"))
+			cmd("vkops: reduce-"+op+": axis 0 is out of range for rank 0 (a 0-D tensor has no axes)", "reduce-"+op, scalarBool, "--axes", "0", "-o", "OUT"),
+			cmd("vkops: reduce-"+op+": axis -1 is out of range for rank 0", "reduce-"+op, scalarBool, "--axes", "-1", "--keep-dims", "-o", "OUT"))
 	}
 
 	for _, x := range []struct {
@@ -650,8 +690,25 @@ func TestHardening(t *testing.T) {
 	for _, v := range []string{"abc", "1e400x", "0x", "1e", "nan1", "-", "+-1", "1,5", " 1", "infinity!"} {
 		add("operand neither a number nor a file",
 			cmd(fmt.Sprintf("vkops: where: operand other: %q is neither a number nor an existing file", v), "where", c, a, v, "-o", "OUT"),
+			cmd(fmt.Sprintf("vkops: where: operand input: %q is neither a number nor an existing file", v), "where", c, v, a, "-o", "OUT"),
 			cmd(fmt.Sprintf("vkops: greater: operand a: %q is neither a number nor an existing file", v), "greater", v, a, "-o", "OUT"))
 	}
+	// Every place a number may stand: both operands of every binary mask
+	// command, beside a file and beside a number.
+	for _, name := range sortedCommands() {
+		m, ok := maskCommands[name]
+		if !ok || m.binary == nil {
+			continue
+		}
+		add("operand neither a number nor a file",
+			cmd("vkops: "+name+`: operand a: "abc" is neither a number nor an existing file`, name, "abc", a, "-o", "OUT"),
+			cmd("vkops: "+name+`: operand b: "abc" is neither a number nor an existing file`, name, c, "abc", "-o", "OUT"),
+			cmd("vkops: "+name+`: operand a: "x.npy" is neither a number nor an existing file`, name, "x.npy", "1", "-o", "OUT"),
+			cmd("vkops: "+name+`: operand b: "1x" is neither a number nor an existing file`, name, "0", "1x", "-o", "OUT"))
+	}
+	add("operand neither a number nor a file",
+		cmd(`vkops: where: operand input: "abc" is neither a number nor an existing file`, "where", c, "abc", "0", "-o", "OUT"),
+		cmd(`vkops: where: operand other: "abc" is neither a number nor an existing file`, "where", c, "1", "abc", "-o", "OUT"))
 	for _, v := range []string{"1", "-1", "-1e400", "-inf", "-nan", "0x10"} {
 		add("number where only a file goes",
 			cmd("vkops: select: COND must be a .npy file, got the number "+v, "select", v, a, b, "-o", "OUT"),
@@ -674,8 +731,8 @@ func TestHardening(t *testing.T) {
 	// Not bad input but the device's failures: exit 1, still one line
 	// and nothing written.
 	add("device out of memory (exit 1)",
-		hardCase{args: []string{"reduce-and", emptyBig, "--axes", "0", "-o", "OUT"}, code: 1, msg: "vkops: reduce_logical_and: device: tensor bool[70368744177664]"},
-		hardCase{args: []string{"reduce-or", emptyBig, "--axes", "0", "--keep-dims", "-o", "OUT"}, code: 1, msg: "vkops: reduce_logical_or: device: tensor bool[1 70368744177664]"},
+		hardCase{args: []string{"reduce-and", emptyBig, "--axes", "0", "-o", "OUT"}, code: 1, msg: "vkops: reduce-and: device: tensor bool[70368744177664]"},
+		hardCase{args: []string{"reduce-or", emptyBig, "--axes", "0", "--keep-dims", "-o", "OUT"}, code: 1, msg: "vkops: reduce-or: device: tensor bool[1 70368744177664]"},
 	)
 	for _, args := range [][]string{
 		{"select", c, a, b, "-o", "OUT"},

@@ -2,7 +2,7 @@
 // information, ops on .npy files, and benchmarks.
 //
 //	vkops [--device D] info [--json]
-//	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd]
+//	vkops [--device D] select COND THEN ELSE -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] where COND INPUT OTHER -o OUT [--dtype T]
 //	vkops [--device D] equal|not-equal|less|less-equal|greater|greater-equal A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] logical-and|logical-or|logical-xor A B -o OUT [--broadcast numpy|none|pdpd]
@@ -20,9 +20,10 @@
 // the element type it meets exactly: 1e400 fits none. Where only a file
 // is taken, the argument is always a path.
 //
-// Errors are one line on stderr beginning "vkops:"; the exit status is 2
-// for bad input (files, shapes, types, numbers, flags) and 1 for a device
-// failure.
+// Errors are one line on stderr beginning "vkops:" and the command as
+// typed ("vkops: reduce-or: axis 5 is out of range ..."); the exit status
+// is 2 for bad input (files, shapes, types, numbers, flags, an output
+// whose directory does not exist) and 1 for a device failure.
 package main
 
 import (
@@ -30,27 +31,32 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vkops/vkops/device"
 )
 
 // command is one subcommand: its run function gets the arguments after
-// its name.
+// its name. op is the name package ops gives the op in its errors where
+// that is not the command's (reduce_logical_or for reduce-or): run's
+// message names the command instead.
 type command struct {
 	run     func(env *env, args []string) error
 	summary string
+	op      string
 }
 
 var commands = map[string]command{
-	"info":       {runInfo, "list Vulkan devices and the one vkops would choose"},
-	"bench":      {runBench, "measure ops and transfers on the device"},
-	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes"},
-	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes"},
-	"tune":       {runTune, "measure every kernel variant and keep the fastest for this device"},
-	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)"},
-	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)"},
+	"info":       {runInfo, "list Vulkan devices and the one vkops would choose", ""},
+	"bench":      {runBench, "measure ops and transfers on the device", ""},
+	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes", "reduce_logical_or"},
+	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes", "reduce_logical_and"},
+	"tune":       {runTune, "measure every kernel variant and keep the fastest for this device", ""},
+	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)", ""},
+	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)", ""},
 }
 
 // env is what every subcommand shares.
@@ -144,12 +150,51 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintf(stderr, "vkops: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintf(stderr, "vkops: %s\n", message(name, cmd.op, err))
 	var ie *inputError
 	if errors.As(err, &ie) {
 		return 2
 	}
 	return 1
+}
+
+// message is err as the one line run prints for command name: the name
+// as the user typed it, once, then what went wrong. The errors of the
+// commands, of ops and of device may each begin with a name of their own
+// (ops' op, "reduce_logical_or: ..."), or with the command's already:
+// those prefixes go, so that "reduce-or: axis 5 is out of range" and
+// "reduce-or: --axes is required" read alike.
+func message(name, op string, err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	for {
+		rest, cut := strings.CutPrefix(msg, name+": ")
+		if !cut && op != "" {
+			rest, cut = strings.CutPrefix(msg, op+": ")
+		}
+		if !cut {
+			return name + ": " + msg
+		}
+		msg = rest
+	}
+}
+
+// checkOutputDir refuses, before any work is done, an output path (the
+// value of the flag flagName) whose directory does not exist or is not
+// one, saying which; npy.WriteFile would say so only at the end.
+func checkOutputDir(name, flagName, path string) error {
+	dir := filepath.Dir(path)
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return badInput("%s: %s %s: %s is not a directory", name, flagName, path, p)
+		case errors.Is(err, fs.ErrNotExist) && p == dir:
+			return badInput("%s: %s %s: directory %s does not exist", name, flagName, path, dir)
+		}
+		if err == nil || p == filepath.Dir(p) {
+			return nil
+		}
+	}
 }
 
 // newFlags makes a subcommand's flag set whose errors are bad input and

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,30 @@ func TestUsageErrors(t *testing.T) {
 	out, _, code := vkops(t, nil, "info", "--help")
 	if code != 0 || !strings.Contains(out, "example:") || strings.Count(out, "usage:") != 1 {
 		t.Errorf("info --help: exit %d, %q", code, out)
+	}
+}
+
+// TestMessage checks that an error's line names the command as typed,
+// once, whichever name the error began with (issue 40).
+func TestMessage(t *testing.T) {
+	for _, c := range []struct{ name, op, err, want string }{
+		{"reduce-or", "reduce_logical_or", "reduce_logical_or: axis 5 is out of range", "reduce-or: axis 5 is out of range"},
+		{"reduce-or", "reduce_logical_or", "reduce-or: --axes is required", "reduce-or: --axes is required"},
+		{"reduce-and", "reduce_logical_and", "reduce_logical_and: device: tensor bool[2]: out of memory", "reduce-and: device: tensor bool[2]: out of memory"},
+		{"reduce-and", "reduce_logical_and", "reduce-and: reduce_logical_and: x", "reduce-and: x"},
+		{"select", "", "device: no such device: index 9", "select: device: no such device: index 9"},
+		{"info", "", "no such device: index -1", "info: no such device: index -1"},
+		{"where", "", "where: cond must be bool,\ngot i8", "where: cond must be bool, got i8"},
+		{"less", "", "less-equal: x", "less: less-equal: x"}, // another command's name is no prefix of this one's
+		{"equal", "", "npy: open equal: no such file", "equal: npy: open equal: no such file"},
+	} {
+		if got := message(c.name, c.op, errors.New(c.err)); got != c.want {
+			t.Errorf("message(%q, %q, %q) = %q, want %q", c.name, c.op, c.err, got, c.want)
+		}
+	}
+	for name, cmd := range commands {
+		if cmd.op == name {
+			t.Errorf("command %s: op %q: leave op empty where ops names it alike", name, cmd.op)
+		}
 	}
 }

@@ -33,7 +33,7 @@ var maskCommands = map[string]maskCommand{
 
 func init() {
 	for name, m := range maskCommands {
-		commands[name] = command{func(e *env, args []string) error { return runMask(e, name, m, args) }, m.summary}
+		commands[name] = command{func(e *env, args []string) error { return runMask(e, name, m, args) }, m.summary, ""}
 	}
 }
 
@@ -79,6 +79,9 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 		return badInput("%s: want one .npy file A, got %d arguments", name, len(pos))
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
+	}
+	if err := checkOutputDir(name, "-o", *outPath); err != nil {
+		return err
 	}
 	b := ops.BroadcastNumpy // also for unary ops, which have no --broadcast
 	if *mode != "" {

@@ -46,6 +46,9 @@ func runReduce(e *env, name string, op reduceOp, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
+	if err := checkOutputDir(name, "-o", *outPath); err != nil {
+		return err
+	}
 	axes, err := parseAxes(*axesArg)
 	if err != nil {
 		return badInput("%s: --axes %q: %v", name, *axesArg, err)

@@ -77,9 +77,9 @@ func TestReduceCommandErrors(t *testing.T) {
 		msg  string
 	}{
 		{nil, []string{"reduce-or", in, "--axes", "5", "-o", out}, 2,
-			"vkops: reduce_logical_or: axis 5 is out of range for rank 2 (want -2..1)"},
+			"vkops: reduce-or: axis 5 is out of range for rank 2 (want -2..1)"},
 		{nil, []string{"reduce-and", in, "--axes", "1,-1", "-o", out}, 2,
-			"vkops: reduce_logical_and: axis -1 repeats axis 1 (after normalising)"},
+			"vkops: reduce-and: axis -1 repeats axis 1 (after normalising)"},
 		{nil, []string{"reduce-or", i8, "--axes", "0", "-o", out}, 2,
 			"vkops: reduce-or: " + i8 + ": data must be bool, got i8"},
 		{nil, []string{"reduce-or", junk, "--axes", "0", "-o", out}, 2, "vkops: reduce-or: npy: not a .npy file"},
@@ -89,7 +89,8 @@ func TestReduceCommandErrors(t *testing.T) {
 		{nil, []string{"reduce-or", in, "--axes", "0,x", "-o", out}, 2, "vkops: reduce-or: --axes \"0,x\": want integers"},
 		{nil, []string{"reduce-and", in, in, "--axes", "0", "-o", out}, 2, "vkops: reduce-and: want one DATA file, got 2"},
 		{nil, []string{"reduce-or", in, "--axis", "0", "-o", out}, 2, "vkops: reduce-or: flag provided but not defined"},
-		{nil, []string{"reduce-or", in, "--axes", "0", "-o", filepath.Join(dir, "no", "such", "dir.npy")}, 2, "vkops: reduce-or: npy:"},
+		{nil, []string{"reduce-or", in, "--axes", "0", "-o", filepath.Join(dir, "no", "such", "dir.npy")}, 2,
+			"vkops: reduce-or: -o " + filepath.Join(dir, "no", "such", "dir.npy") + ": directory " + filepath.Join(dir, "no", "such") + " does not exist"},
 		{noDevice, []string{"reduce-or", in, "--axes", "0", "-o", out}, 1, "vkops: "},
 	} {
 		cases = append(cases, hardCase{args: c.args, env: c.env, code: c.code, msg: c.msg})

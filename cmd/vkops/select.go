@@ -30,6 +30,9 @@ func runSelect(e *env, args []string) error {
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
 	}
+	if err := checkOutputDir(name, "-o", *outPath); err != nil {
+		return err
+	}
 	b, err := parseBroadcast(name, *mode)
 	if err != nil {
 		return err
@@ -83,6 +86,9 @@ func runWhere(e *env, args []string) error {
 		return badInput("%s: want COND INPUT OTHER (INPUT and OTHER: .npy files or numbers), got %d arguments", name, len(pos))
 	case *outPath == "":
 		return badInput("%s: -o OUT is required", name)
+	}
+	if err := checkOutputDir(name, "-o", *outPath); err != nil {
+		return err
 	}
 	dt := tensor.Invalid
 	if *dtArg != "" {
