@@ -46,6 +46,14 @@ type Case struct {
 	// Fused, for a chain of ops, says whether it ran as one pass (an
 	// ops.Expr) or op by op.
 	Fused *bool
+	// Slices, for a chain, says that it ran from a Go slice to a Go
+	// slice (Wrap, the Expr, ToSliceInto) rather than on tensors
+	// resident on the device: the job a Go loop over the slice does.
+	Slices bool
+	// Peer, when set, names what ran the case instead of vkops: "go" for
+	// a plain Go loop over the slices, "go-parallel" for that loop split
+	// over GOMAXPROCS goroutines (goloop.go). Its Version says which Go.
+	Peer, Version string
 	// HostCopy, when nonzero, is the bytes of a Go copy() that a Runner
 	// times beside the case as its denominator: the host's own speed
 	// at moving the bytes the case moves.
@@ -60,8 +68,10 @@ type Case struct {
 	check func(d *device.Device) (got, want *tensor.Host, refMS float64, err error)
 }
 
-// Name identifies the case: "select/same/f32[16777216]", and for a
-// chain whether it ran fused, "chain/relu/f32[4096 4096]/fused".
+// Name identifies the case: "select/same/f32[16777216]"; for a chain
+// whether it ran fused, "chain/relu/f32[4096 4096]/fused", and from Go
+// slices, ".../fused/slices"; for a peer's, its name,
+// "chain/relu/f32[4096 4096]/go".
 func (c *Case) Name() string {
 	p := c.Pattern
 	if p == "" {
@@ -70,6 +80,12 @@ func (c *Case) Name() string {
 	name := fmt.Sprintf("%s/%s/%v%v", c.Op, p, c.DType, c.Shape)
 	if c.Fused != nil {
 		name += map[bool]string{true: "/fused", false: "/unfused"}[*c.Fused]
+	}
+	if c.Slices {
+		name += "/slices"
+	}
+	if c.Peer != "" {
+		name += "/" + c.Peer
 	}
 	return name
 }
@@ -97,7 +113,8 @@ type Options struct {
 // to the renderer.
 type Result struct {
 	// Peer names the library that ran the case, for results that
-	// bench/peers.py measured on numpy or torch; empty for vkops.
+	// bench/peers.py measured on numpy or torch, or a Go loop of
+	// goloop.go (Case.Peer); empty for vkops.
 	Peer string `json:"peer,omitempty"`
 	// Version is the peer library's version, such as "1.24.2".
 	Version string `json:"version,omitempty"`
@@ -106,8 +123,9 @@ type Result struct {
 	DType   string `json:"dtype"`
 	Shape   []int  `json:"shape"`
 	Bytes   uint64 `json:"bytes"`
-	Data    string `json:"data,omitempty"`  // Case.Data
-	Fused   *bool  `json:"fused,omitempty"` // Case.Fused
+	Data    string `json:"data,omitempty"`   // Case.Data
+	Fused   *bool  `json:"fused,omitempty"`  // Case.Fused
+	Slices  bool   `json:"slices,omitempty"` // Case.Slices
 	Device  string `json:"device"`
 
 	MedianMS float64 `json:"median_ms"` // GPU time where there is one, else wall time
@@ -164,8 +182,8 @@ func Run(d *device.Device, c *Case, opts Options) (Result, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 7
 	}
-	res := Result{Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes, Data: c.Data, Fused: c.Fused,
-		Device: d.String()}
+	res := Result{Peer: c.Peer, Version: c.Version, Op: c.Op, Pattern: c.Pattern, DType: c.DType.String(), Shape: c.Shape, Bytes: c.Bytes,
+		Data: c.Data, Fused: c.Fused, Slices: c.Slices, Device: d.String()}
 	run, cleanup, err := c.Setup(d)
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", c.Name(), err)
@@ -290,8 +308,12 @@ func NewRunner(d *device.Device, opts Options) *Runner {
 	return &Runner{d: d, opts: opts}
 }
 
-// Run measures c after its copy baseline.
+// Run measures c after its copy baseline; a peer's case (Case.Peer),
+// which never runs on the device, has none.
 func (r *Runner) Run(c *Case) (Result, error) {
+	if c.Peer != "" {
+		return Run(r.d, c, r.opts)
+	}
 	base, err := r.Copy(c.Bytes)
 	if err != nil {
 		return Result{}, err

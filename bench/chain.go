@@ -103,8 +103,10 @@ func (p chainPattern) shapes(n int) (x, mask tensor.Shape) {
 // on n elements of each type of dts that is f32 or f16: each chain fused (an
 // ops.Expr, planned once and replayed) and unfused (the same ops called
 // one by one), on random normal data written before timing, with no NaN
-// and no infinity, so that the checks read every byte. After timing,
-// the fused result is checked against the unfused one, bit for bit.
+// and no infinity, so that the checks read every byte; and on f32, the
+// fused chain from a Go slice to a Go slice (Slices: sliceCase), the job
+// that GoPeers's loops do. After timing, each result is checked against
+// the unfused one, bit for bit.
 func Chain(n int, dts []tensor.DType) []*Case {
 	var cs []*Case
 	for _, dt := range dts {
@@ -114,6 +116,12 @@ func Chain(n int, dts []tensor.DType) []*Case {
 		for _, p := range chainPatterns {
 			for _, fused := range []bool{true, false} {
 				cs = append(cs, p.chainCase(n, dt, fused))
+			}
+			// Go has no 16-bit float: a Go program's slices of
+			// floats are float32, and the Go loops run on those.
+			if dt == tensor.F32 {
+				xs, ms := p.shapes(n)
+				cs = append(cs, p.sliceCase(xs, ms))
 			}
 		}
 	}
@@ -181,9 +189,25 @@ func (p chainPattern) caseOn(xs, ms tensor.Shape, dt tensor.DType, fused bool) *
 	return c
 }
 
-// data uploads the pattern's operands of type dt: x random normal,
-// seeded, and the mask true at random half the time.
+// data uploads the pattern's operands of type dt (hostData).
 func (p chainPattern) data(d *device.Device, dt tensor.DType, xs, ms tensor.Shape) (x, mask *device.Tensor, err error) {
+	h, m, err := p.hostData(dt, xs, ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	if x, err = bridge.Upload(d, h); err != nil || m == nil {
+		return x, nil, err
+	}
+	if mask, err = bridge.Upload(d, m); err != nil {
+		x.Free()
+	}
+	return x, mask, err
+}
+
+// hostData makes the pattern's operands of type dt on the host: x
+// random normal, seeded, and the mask (nil where ms is) true at random
+// half the time.
+func (p chainPattern) hostData(dt tensor.DType, xs, ms tensor.Shape) (x, mask *tensor.Host, err error) {
 	rng := rand.New(rand.NewPCG(33, uint64(dt)))
 	h, err := tensor.New(dt, xs)
 	if err != nil {
@@ -199,21 +223,17 @@ func (p chainPattern) data(d *device.Device, dt tensor.DType, xs, ms tensor.Shap
 			h.Data[i*w+k] = byte(s.Bits >> (8 * k))
 		}
 	}
-	if x, err = bridge.Upload(d, h); err != nil || ms == nil {
-		return x, nil, err
+	if ms == nil {
+		return h, nil, nil
 	}
 	m, err := tensor.New(tensor.Bool, ms)
 	if err != nil {
-		x.Free()
 		return nil, nil, err
 	}
 	for i := range m.Data {
 		m.Data[i] = byte(rng.IntN(2))
 	}
-	if mask, err = bridge.Upload(d, m); err != nil {
-		x.Free()
-	}
-	return x, mask, err
+	return h, m, nil
 }
 
 // sameBytes reports whether got holds want's shape and bytes.

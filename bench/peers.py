@@ -39,8 +39,10 @@ PEERS.json`, draws numpy and torch beside vkops.
 resident there and each timed run ends in torch.cuda.synchronize(), so
 that a run counts the kernel, not only its launch.
 
---interleave VKOPS runs each case on that vkops binary (`vkops bench`
-for the one case) and then on the peers, --rounds times in turn, and
+--interleave VKOPS runs each case on that vkops binary (`vkops bench
+--go` for the one case, which also runs the Go loops over the same Go
+slices where the case has them: peers go and go-parallel, a Go program's
+own alternative) and then on the peers, --rounds times in turn, and
 prints the side-by-side table of the medians (--save DIR keeps each
 round's JSON for --vkops and --peers). The machine's bandwidth drifts by
 up to 2x over seconds to minutes, so only figures taken moments apart
@@ -461,11 +463,15 @@ def interleave(args):
     for case in suite_cases(args):
         op, pattern, dname = case
         for r in range(args.rounds):
+            # --go: the Go loops over the same slices (bench/goloop.go), a
+            # Go program's own alternative, moments after the case; peers.
             cmd = [args.interleave, "bench", "--op", op, "--pattern", pattern, "--dtype", dname,
-                   "--runs", str(args.runs), "--overhead=false", "--json"] + size
+                   "--runs", str(args.runs), "--overhead=false", "--json", "--go"] + size
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-            vk_runs[r] += [row for line in out.splitlines() if line.strip()
-                           for row in [json.loads(line)] if row.get("op") == op and "wall_median_ms" in row]
+            rows = [row for line in out.splitlines() if line.strip()
+                    for row in [json.loads(line)] if row.get("op") == op and "wall_median_ms" in row]
+            vk_runs[r] += [row for row in rows if not row.get("peer")]
+            peer_runs[r] += [row for row in rows if row.get("peer")]
             args.only = case
             peer_runs[r] += (run_zoo if args.zoo else run)(args)
             args.only = None
@@ -561,9 +567,9 @@ def side_by_side(vkops_runs, peer_runs):
         return (r["op"], r["pattern"], r["dtype"], tuple(r["shape"]))
     ops = ("select", "where", "reduce-or", "reduce-and", "greater", "is-nan", "logical-and", "offload")
     peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("op") in ops and "wall_median_ms" in r)
-    tp = torch_peer(peer_runs)
-    print(f"| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | numpy ms | numpy / vkops | {tp} ms | {tp} / vkops |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    names = ["numpy", torch_peer(peer_runs)] + go_peers(peer_runs)
+    print("| case | vkops gpu ms | vkops wall ms | vkops GB/s | of copy | " + " | ".join(f"{n} ms | {n} / vkops" for n in names) + " |")
+    print("|---|---:|---:|---:|---:|" + "---:|---:|" * len(names))
     for k in order:
         rs = vk[k]
         op, pattern, dtype, shape = k
@@ -572,9 +578,14 @@ def side_by_side(vkops_runs, peer_runs):
         gbps, _ = spread([r["gbps"] for r in rs])
         frac, _ = spread([r["fraction_of_copy"] for r in rs])
         cells = [f"{op}/{pattern}/{dtype}{list(shape)}".replace(", ", " "), gpu, wall, gbps, frac]
-        for peer in ("numpy", tp):
+        for peer in names:
             cells += peer_cells(peers.get((peer,) + k), wall_m)
         print("| " + " | ".join(cells) + " |")
+
+
+def go_peers(peer_runs):
+    """The Go loops among the peers (bench/goloop.go), in their order."""
+    return [n for n in ("go", "go-parallel") if any(r["peer"] == n for run in peer_runs for r in run)]
 
 
 def peer_cells(ms, base):
@@ -589,14 +600,16 @@ def peer_cells(ms, base):
 def chain_side_by_side(vkops_runs, peer_runs):
     """A markdown table of the chains: each fused and unfused on vkops,
     the unfused over the fused (the median of the rounds' ratios, each
-    taken in one run), and the peers beside, each over the fused; wall
-    times, what a caller waits for."""
+    taken in one run), the fused chain from Go slices to Go slices where
+    it ran (`slices`), and the peers beside, each over the fused, but the
+    Go loops, which run from slices too, over that; wall times, what a
+    caller waits for."""
     rounds = []
     for vk in vkops_runs:
         by = {}
         for r in vk:
             if r.get("op") == "chain" and "fused" in r:
-                by[(r["pattern"], r["dtype"], r["fused"])] = r
+                by[(r["pattern"], r["dtype"], "slices" if r.get("slices") else r["fused"])] = r
         rounds.append(by)
     peers = {}
     for run in peer_runs:
@@ -605,24 +618,29 @@ def chain_side_by_side(vkops_runs, peer_runs):
                 peers.setdefault((r["peer"], r["pattern"], r["dtype"]), []).append(r["median_ms"])
     cases = []
     for by in rounds:
-        cases += [(p, d) for (p, d, f) in by if f and (p, d) not in cases]
+        cases += [(p, d) for (p, d, f) in by if f is True and (p, d) not in cases]
     if not cases:
         return
-    names = sorted({k[0] for k in peers}, key=lambda n: (n != "numpy", n))
+    gos = go_peers(peer_runs)
+    names = sorted({k[0] for k in peers} - set(gos), key=lambda n: (n != "numpy", n)) + gos
     print()
-    print("| chain | vkops fused ms | unfused ms | unfused / fused | " + " | ".join(f"{n} ms | {n} / fused" for n in names) + " |")
-    print("|---|---:|---:|---:|" + "---:|---:|" * len(names))
+    print("| chain | vkops fused ms | unfused ms | unfused / fused | slices ms | " +
+          " | ".join(f"{n} ms | {n} / {'slices' if n in gos else 'fused'}" for n in names) + " |")
+    print("|---|---:|---:|---:|---:|" + "---:|---:|" * len(names))
     for p, d in cases:
-        fused = [by[(p, d, True)]["wall_median_ms"] for by in rounds if (p, d, True) in by]
-        unfused = [by[(p, d, False)]["wall_median_ms"] for by in rounds if (p, d, False) in by]
+        def walls(kind):
+            return [by[(p, d, kind)]["wall_median_ms"] for by in rounds if (p, d, kind) in by]
         ratios = [by[(p, d, False)]["wall_median_ms"] / by[(p, d, True)]["wall_median_ms"] for by in rounds
                   if (p, d, True) in by and (p, d, False) in by]
-        f_text, f_m = spread(fused)
-        u_text, _ = spread(unfused)
+        f_text, f_m = spread(walls(True))
+        u_text, _ = spread(walls(False))
         r_text, _ = spread(ratios)
-        cells = [f"{p}/{d}", f_text, u_text, r_text]
+        slices = walls("slices")
+        s_text, s_m = spread(slices) if slices else ("–", None)
+        cells = [f"{p}/{d}", f_text, u_text, r_text, s_text]
         for n in names:
-            cells += peer_cells(peers.get((n, p, d)), f_m)
+            base = s_m if n in gos else f_m
+            cells += peer_cells(peers.get((n, p, d)), base) if base else ["–", "–"]
         print("| " + " | ".join(cells) + " |")
 
 
@@ -676,6 +694,9 @@ def main():
         return
     if args.vkops:
         vk_runs, peer_runs = load(args.vkops), load(args.peers) if args.peers else [measure(args)]
+        # Go loops that `vkops bench --go` printed among its rows are peers.
+        peer_runs = [p + [r for r in v if r.get("peer")] for p, v in zip(peer_runs, vk_runs)] + peer_runs[len(vk_runs):]
+        vk_runs = [[r for r in v if not r.get("peer")] for v in vk_runs]
         show(vk_runs, peer_runs)
         chain_side_by_side(vk_runs, peer_runs)
         return

@@ -15,9 +15,10 @@
 //
 // The page of every case goes into DIR/README.md; a CPU device's
 // headline table and summary sentence fill the blocks cpu-headline and
-// cpu-summary of the markdown files, any other device's gpu-headline
-// and gpu-summary. Cases render from the JSON alone: a new op's results
-// are new rows.
+// cpu-summary of the markdown files, and its cases beside the Go loops
+// (bench.GoPeers) the block cpu-go where there is one; any other
+// device's gpu-headline, gpu-summary and gpu-go. Cases render from the
+// JSON alone: a new op's results are new rows.
 package main
 
 import (
@@ -95,6 +96,7 @@ func write(res *results, dir string, files []string) ([]string, error) {
 		blocks := map[string]string{
 			k + "-headline": headline(res, link),
 			k + "-summary":  summary(res),
+			k + "-go":       goTable(res),
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {

@@ -123,7 +123,86 @@ func summary(res *results) string {
 		parts = []string{"no peer ran beside vkops"}
 	}
 	return fmt.Sprintf("On %s, %s: %s, in geometric mean over the cases beside it (commit `%s`, %s).",
-		res.meta.deviceName(), res.meta.Machine, strings.Join(parts, ", "), res.meta.Commit, res.meta.Date)
+		res.meta.deviceName(), res.meta.Machine, strings.Join(parts, ", "), res.meta.Commit, res.meta.Date) + goSummary(res)
+}
+
+// goRows are the rows beside both Go loops (bench.GoPeers): the cases a
+// Go program runs from slice to slice, on vkops or in a loop of its own.
+func (res *results) goRows() []*row {
+	var rows []*row
+	for _, r := range res.rows {
+		if len(r.peers[bench.PeerGo]) > 0 && len(r.peers[bench.PeerGoParallel]) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// goSummary says, after the summary, in which cases vkops is ahead of
+// the Go loops and in which it is not, each with the two loops' times
+// over vkops's; "" where they did not run.
+func goSummary(res *results) string {
+	var both, plain, neither []string
+	for _, r := range res.goRows() {
+		g, _ := r.ratio(bench.PeerGo)
+		gp, _ := r.ratio(bench.PeerGoParallel)
+		name := fmt.Sprintf("%s/%s %s/%s", r.key.op, r.key.pattern, num(g), num(gp))
+		switch {
+		case g > 1 && gp > 1:
+			both = append(both, name)
+		case g > 1 || gp > 1:
+			plain = append(plain, name)
+		default:
+			neither = append(neither, name)
+		}
+	}
+	if len(both)+len(plain)+len(neither) == 0 {
+		return ""
+	}
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf(" Beside a Go program's own loop over its slices (%s / vkops and %s / vkops, the loop on one goroutine and "+
+		"split over GOMAXPROCS), vkops from slice to slice is faster than both in %s; than one of them in %s; slower than both in %s.",
+		bench.PeerGo, bench.PeerGoParallel, list(both), list(plain), list(neither))
+}
+
+// goTable is each case beside the Go loops: vkops's wall time from Go
+// slices to Go slices, its time on resident tensors where that is a row
+// of its own (the same case without slices=true), and each loop's time
+// over vkops's; "" where no Go loop ran.
+func goTable(res *results) string {
+	rows := res.goRows()
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(res.metaLine() + "\n\n")
+	peers := []string{bench.PeerGo, bench.PeerGoParallel}
+	b.WriteString("| case | vkops wall ms | resident ms |")
+	for _, p := range peers {
+		fmt.Fprintf(&b, " %s ms | %s / vkops |", p, p)
+	}
+	b.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|---:|", len(peers)) + "\n")
+	for _, r := range rows {
+		resident := "–"
+		for _, o := range res.rows {
+			if o.key == r.key && slices.Contains(r.labels, "slices=true") &&
+				slices.Equal(o.labels, slices.DeleteFunc(slices.Clone(r.labels), func(l string) bool { return l == "slices=true" })) {
+				resident = o.wall().String()
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |", r.name(), r.wall(), resident)
+		for _, p := range peers {
+			x, _ := r.ratio(p)
+			fmt.Fprintf(&b, " %s | %s |", r.peerMS(p), num(x))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func positive(rows []*row, f func(*row) float64) []float64 {

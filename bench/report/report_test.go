@@ -62,7 +62,9 @@ func golden(t *testing.T, name, got string) {
 // were: fused and unfused chains are rows of their own beside the same
 // peers, an op's parts make a table, and a peer's case that vkops did not
 // run is left out; the cases vkops ran alone come last, whatever file
-// they came from.
+// they came from. The Go loops (labelled slices=true) stand beside the
+// chain from Go slices alone, and fill the cpu-go block and a sentence
+// of the summary.
 func TestRenderCPU(t *testing.T) {
 	dir := fixture(t, "in.md", "readme.md", "cpu")
 	md := filepath.Join(dir, "in.md") + "," + filepath.Join(dir, "readme.md")

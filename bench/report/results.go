@@ -114,8 +114,9 @@ func decode(line []byte) (sample, error) {
 }
 
 // labelFields are the fields of bench.Result that tell cases apart
-// beside the key, and so are labels too: a chain fused or not.
-var labelFields = map[string]bool{"fused": true}
+// beside the key, and so are labels too: a chain fused or not, and run
+// from Go slices or on resident tensors.
+var labelFields = map[string]bool{"fused": true, "slices": true}
 
 // addExtra files a field bench.Result lacks, or one of labelFields, as
 // a label or a part.

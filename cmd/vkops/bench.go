@@ -29,7 +29,7 @@ const tinyOps = 1000
 // bytes; then the per-op overhead and first-call latencies.
 func runBench(e *env, args []string) error {
 	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
-		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false]",
+		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false] [--go]",
 		"vkops bench --op select,where --dtype f32 --compare")
 	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy, "+
 		"offload (a select from Go slices to a Go slice, its parts, and the cold first one in a fresh process) (default: all)")
@@ -49,6 +49,8 @@ func runBench(e *env, args []string) error {
 	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
 	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
 	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
+	goPeers := fs.Bool("go", false, "also run the chains on f32 and offload/whole as a Go program would without vkops: "+
+		"a plain loop over its slices (peer go) and that loop split over GOMAXPROCS goroutines (peer go-parallel)")
 	cold := fs.String("cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
 		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
 	pos, err := parseFlags(fs, args)
@@ -101,6 +103,7 @@ func runBench(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	pick.goPeers = *goPeers
 	var cases [][]*bench.Case // by size
 	total := 0
 	for i, n := range sizes {
@@ -199,6 +202,7 @@ type picker struct {
 	dtypeSet      map[tensor.DType]bool
 	shape         tensor.Shape
 	zoo           bool // the zoo's cases are picked: all of it, or patterns of it by name
+	goPeers       bool // the Go loops (bench.GoPeers) run beside the cases they stand for
 }
 
 // newPicker checks the flags against the cases that exist, so that a
@@ -278,10 +282,14 @@ func patternOf(c *bench.Case) string {
 
 // cases returns the picked cases at size n, and the zoo's when zoo or one
 // of its patterns is picked and first is set: the zoo has sizes of its
-// own.
+// own. With goPeers, the Go loops that match follow the suite's cases,
+// so that each is measured moments after the case it stands beside.
 func (p *picker) cases(n int, first bool) []*bench.Case {
 	var out []*bench.Case
 	all := bench.Suite(n, p.dtypes)
+	if p.goPeers {
+		all = append(all, bench.GoPeers(n)...)
+	}
 	if first && p.zoo {
 		for _, dt := range p.dtypes {
 			all = append(all, bench.Zoo(dt)...)

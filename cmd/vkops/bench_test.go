@@ -88,6 +88,42 @@ func TestBenchOffload(t *testing.T) {
 	}
 }
 
+// --go runs, beside a chain on f32, the chain from Go slices and the two
+// Go loops over them, each a row naming its peer.
+func TestBenchGoPeers(t *testing.T) {
+	out := benchRun(t, "--op", "chain", "--pattern", "nan-check", "--dtype", "f32", "--size", "4096", "--runs", "1", "--warmup", "1",
+		"--json", "--overhead=false", "--go")
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v struct {
+			Peer   string  `json:"peer"`
+			Fused  *bool   `json:"fused"`
+			Slices bool    `json:"slices"`
+			Wall   float64 `json:"wall_median_ms"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if v.Wall <= 0 {
+			t.Errorf("no wall time: %s", l)
+		}
+		row := v.Peer
+		switch {
+		case v.Peer != "":
+		case v.Slices:
+			row = "slices"
+		case v.Fused != nil && *v.Fused:
+			row = "fused"
+		default:
+			row = "unfused"
+		}
+		rows = append(rows, row)
+	}
+	if got, want := strings.Join(rows, " "), "fused unfused slices go go-parallel"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+}
+
 // The table mode prints the header, one row per case, then the per-op
 // overhead and the first calls.
 func TestBenchTable(t *testing.T) {
