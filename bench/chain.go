@@ -60,7 +60,7 @@ var chainPatterns = []chainPattern{
 			return ops.Where(m2, 1, lo)
 		}},
 	{"nan-check", false, func(w int) int { return w },
-		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceOr(e.IsNaN(x), nil) },
+		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceOr(e.IsNaN(x), ops.AllAxes) },
 		func(x, _ *device.Tensor, free func(*device.Tensor)) (*device.Tensor, error) {
 			m, err := ops.IsNaN(x)
 			if err != nil {
@@ -70,7 +70,7 @@ var chainPatterns = []chainPattern{
 			return ops.ReduceLogicalOr(m, everyAxis(m))
 		}},
 	{"finite-all", false, func(w int) int { return w },
-		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceAnd(e.IsFinite(x), nil) },
+		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceAnd(e.IsFinite(x), ops.AllAxes) },
 		func(x, _ *device.Tensor, free func(*device.Tensor)) (*device.Tensor, error) {
 			m, err := ops.IsFinite(x)
 			if err != nil {

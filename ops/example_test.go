@@ -132,7 +132,7 @@ func ExampleExpr() {
 		return
 	}
 	got, _ := device.ToSlice[float32](relu)
-	nan, _ := e.Eval(e.ReduceOr(e.IsNaN(x), nil))
+	nan, _ := e.Eval(e.ReduceOr(e.IsNaN(x), ops.AllAxes))
 	anyNaN, _ := device.ToSlice[bool](nan)
 	fmt.Println(got, nan, anyNaN)
 

@@ -16,7 +16,7 @@ import (
 //	var e ops.Expr
 //	x := e.Input(t)
 //	y, err := e.Eval(e.Where(e.Greater(x, 0), x, 0))
-//	nan, err := e.Eval(e.ReduceOr(e.IsNaN(x), nil))
+//	nan, err := e.Eval(e.ReduceOr(e.IsNaN(x), ops.AllAxes))
 //
 // Each node is checked by its op's own rules as it is made, with the
 // same errors; a node made from a bad one carries its error, which Eval
@@ -287,15 +287,14 @@ func (e *Expr) Where(cond, input, other any) Node {
 	return e.add(n)
 }
 
-// ReduceOr is ops.ReduceLogicalOr as a node, but that nil axes reduce
-// every axis, as a NaN check does: e.ReduceOr(e.IsNaN(x), nil). An
-// empty slice that is not nil reduces none, as the op's empty axes do.
+// ReduceOr is ops.ReduceLogicalOr as a node, with the same axes: a NaN
+// check reduces AllAxes, e.ReduceOr(e.IsNaN(x), ops.AllAxes); nil or
+// empty axes reduce none.
 func (e *Expr) ReduceOr(data Node, axes []int, opts ...ReduceOption) Node {
 	return e.reduce("reduce_logical_or", false, data, axes, opts)
 }
 
-// ReduceAnd is ops.ReduceLogicalAnd as a node; nil axes reduce every
-// axis, as ReduceOr's do.
+// ReduceAnd is ops.ReduceLogicalAnd as a node, with the same axes.
 func (e *Expr) ReduceAnd(data Node, axes []int, opts ...ReduceOption) Node {
 	return e.reduce("reduce_logical_and", true, data, axes, opts)
 }
@@ -304,12 +303,6 @@ func (e *Expr) reduce(op string, and bool, data Node, axes []int, opts []ReduceO
 	a, err := argOf(op, "data", data, nil, "", e)
 	if err != nil {
 		return e.fail(err)
-	}
-	if axes == nil {
-		axes = make([]int, a.dims.Rank())
-		for i := range axes {
-			axes[i] = i
-		}
 	}
 	if a.dt != tensor.Bool {
 		return e.fail(invalidf("%s: data must be bool, got %v", op, a.dt))

@@ -56,9 +56,9 @@ func (b exprBuilder) unary(m *maskOp, x any, detect uint32) any {
 func (b exprBuilder) where(c, x, y any) any { return b.e.Where(c, x, y) }
 func (b exprBuilder) reduce(and bool, x any) any {
 	if and {
-		return b.e.ReduceAnd(x.(Node), nil)
+		return b.e.ReduceAnd(x.(Node), AllAxes)
 	}
-	return b.e.ReduceOr(x.(Node), nil)
+	return b.e.ReduceOr(x.(Node), AllAxes)
 }
 
 // opsBuilder runs each op at once on the device; its values are freed
@@ -413,7 +413,7 @@ func TestExprErrors(t *testing.T) {
 		{e.Where(bn, 300, Scalar(1, tensor.I8)), func() (*device.Tensor, error) { return Where(b, 300, Scalar(1, tensor.I8)) }},
 		{e.Select(bn, xn, rn), func() (*device.Tensor, error) { return Select(b, x, r) }},
 		{e.Equal(xn, rn, WithBroadcast(BroadcastNone)), func() (*device.Tensor, error) { return Equal(x, r, WithBroadcast(BroadcastNone)) }},
-		{e.ReduceOr(xn, nil), func() (*device.Tensor, error) { return ReduceLogicalOr(x, []int{0, 1}) }},
+		{e.ReduceOr(xn, AllAxes), func() (*device.Tensor, error) { return ReduceLogicalOr(x, []int{0, 1}) }},
 		{e.ReduceAnd(bn, []int{2}), func() (*device.Tensor, error) { return ReduceLogicalAnd(b, []int{2}) }},
 	} {
 		y, want := c.op()
@@ -445,7 +445,7 @@ func TestExprErrors(t *testing.T) {
 	// none: no method of it panics.
 	var none *Expr
 	for _, n := range []Node{none.Input(x), none.Greater(x, 0), none.IsNaN(xn), none.Where(b, x, 0), none.Select(b, x, x),
-		none.ReduceOr(none.Input(b), nil)} {
+		none.ReduceOr(none.Input(b), AllAxes)} {
 		if err := n.Err(); err == nil || !errors.Is(err, ErrInvalid) {
 			t.Errorf("a node of a nil Expr: %v", err)
 		}
@@ -499,16 +499,16 @@ func TestExprOutputTooLarge(t *testing.T) {
 			"logical-and: output: shape [65536 65536 65536 65536]: element count overflows"},
 		{"logical-and-greater/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)), andGreater, opsAndGreater, ""},
 		{"reduce_or-root", tensor.F32, alongAxes(n, n, n, n),
-			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), nil) }, nil,
+			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), AllAxes) }, nil,
 			"logical-and: output: shape [65536 65536 65536 65536]: element count overflows"},
 		{"reduce_or-root/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)),
-			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), nil) },
+			func(e *Expr, in []Node) Node { return e.ReduceOr(andGreater(e, in), AllAxes) },
 			func(o *oneByOne, in []*device.Tensor) {
 				opsAndGreater(o, in)
 				o.do(ReduceLogicalOr(o.last(), nil))
 			}, ""},
 		{"reduce_and-root", tensor.F32, alongAxes(n, n, n, n),
-			func(e *Expr, in []Node) Node { return e.ReduceAnd(whereLess(e, in), nil) }, nil,
+			func(e *Expr, in []Node) Node { return e.ReduceAnd(whereLess(e, in), AllAxes) }, nil,
 			"where: output: shape [65536 65536 65536 65536]: element count overflows"},
 		{"reduce_and-root/zero-size", tensor.F32, zeroSize(alongAxes(n, n, n, n)),
 			func(e *Expr, in []Node) Node { return e.ReduceAnd(whereLess(e, in), []int{1, 3}) },
@@ -548,7 +548,7 @@ func TestExprOutputTooLarge(t *testing.T) {
 				want = o.err.Error()
 			}
 			root := c.node(&e, in)
-			for _, n := range []Node{root, e.ReduceOr(e.IsNaN(root), nil), e.LogicalNot(root)} {
+			for _, n := range []Node{root, e.ReduceOr(e.IsNaN(root), AllAxes), e.LogicalNot(root)} {
 				_, got := e.Eval(n)
 				for _, err := range []error{n.Err(), got} {
 					if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
@@ -628,7 +628,7 @@ func TestExprReplay(t *testing.T) {
 	var e Expr
 	xn := e.Input(upload(t, d, specialHost(rng, tensor.F32, shape)))
 	root := chains[1].make(exprBuilder{&e}, []any{xn})
-	nan := e.ReduceOr(e.IsNaN(xn), nil)
+	nan := e.ReduceOr(e.IsNaN(xn), AllAxes)
 	for i := range 3 {
 		h := specialHost(rng, tensor.F32, shape)
 		if i == 2 {

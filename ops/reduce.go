@@ -137,9 +137,9 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 //
 // data must be bool (one byte per element, nonzero is true), of any rank.
 // Each axis must lie in [-r, r-1] for rank r, and no axis may repeat once
-// normalised. Empty axes is the identity. Reduced dimensions are removed
-// unless KeepDims(true) is given. A reduction over no elements gives
-// false. The output's bytes are 0 or 1; data is never modified.
+// normalised. Empty axes is the identity; AllAxes reduces every axis.
+// Reduced dimensions are removed unless KeepDims(true) is given. A
+// reduction over no elements gives false. The output's bytes are 0 or 1; data is never modified.
 //
 // Every rule is checked before anything is allocated or dispatched; a
 // rejected input gives an error matching ErrInvalid, such as
@@ -150,6 +150,15 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 func ReduceLogicalOr(data *device.Tensor, axes []int, opts ...ReduceOption) (*device.Tensor, error) {
 	return reduceLogical("reduce_logical_or", false, data, axes, opts)
 }
+
+// AllAxes, as the axes of a reduction (ReduceLogicalOr, ReduceLogicalAnd,
+// Expr.ReduceOr, Expr.ReduceAnd), reduces every axis of the data,
+// whatever its rank. Nil or empty axes reduce none: the identity, as the
+// specification has it. AllAxes must not be modified.
+var AllAxes = []int{allAxes}
+
+// allAxes is AllAxes's one element, an axis of no rank.
+const allAxes = math.MinInt
 
 // ReduceLogicalAnd is ReduceLogicalOr with logical and: the same rules,
 // except that a reduction over no elements gives true.

@@ -106,6 +106,12 @@ func reducedAxes(dst []bool, op string, rank int, axes []int) ([]bool, error) {
 		dst = append(dst, false)
 	}
 	reduced := dst[start:]
+	if len(axes) == 1 && axes[0] == allAxes {
+		for i := range reduced {
+			reduced[i] = true
+		}
+		return dst, nil
+	}
 	for i, a := range axes {
 		d := a
 		if d < 0 {

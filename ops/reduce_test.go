@@ -396,3 +396,52 @@ func TestReduceFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestAxesMeaning: axes mean the same to the ops and to Expr (issue 40):
+// nil and empty reduce none, AllAxes every axis, as the axes listed.
+func TestAxesMeaning(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	data := []bool{false, false, true, false, false, false}
+	x, err := device.FromSlice(d, data, 1, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	cases := []struct {
+		name  string
+		axes  []int
+		keep  bool
+		shape tensor.Shape
+		want  []bool
+	}{
+		{"nil", nil, false, tensor.Shape{1, 2, 3}, data},
+		{"empty", []int{}, false, tensor.Shape{1, 2, 3}, data},
+		{"all", AllAxes, false, tensor.Shape{}, []bool{true}},
+		{"all kept", AllAxes, true, tensor.Shape{1, 1, 1}, []bool{true}},
+		{"listed", []int{0, 1, 2}, false, tensor.Shape{}, []bool{true}},
+	}
+	for _, c := range cases {
+		var e Expr
+		y, err := ReduceLogicalOr(x, c.axes, KeepDims(c.keep))
+		if err != nil {
+			t.Fatalf("%s: op: %v", c.name, err)
+		}
+		z, err := e.Eval(e.ReduceOr(e.Input(x), c.axes, KeepDims(c.keep)))
+		if err != nil {
+			t.Fatalf("%s: expr: %v", c.name, err)
+		}
+		for _, r := range []*device.Tensor{y, z} {
+			got, err := device.ToSlice[bool](r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Shape().Equal(c.shape) || !slices.Equal(got, c.want) {
+				t.Errorf("%s: %v %v, want %v %v", c.name, r.Shape(), got, c.shape, c.want)
+			}
+			r.Free()
+		}
+	}
+	if _, err := device.Value[bool](x); err == nil {
+		t.Error("Value of six elements: no error")
+	}
+}

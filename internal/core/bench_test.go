@@ -122,7 +122,7 @@ func BenchmarkRecordOps(b *testing.B) {
 	var e ops.Expr
 	xn := e.Input(bridge.UserTensor(x))
 	relu := e.Where(e.Greater(xn, float32(0)), xn, float32(0))
-	nan := e.ReduceOr(e.IsNaN(xn), nil)
+	nan := e.ReduceOr(e.IsNaN(xn), ops.AllAxes)
 	for _, c := range []struct {
 		name string
 		op   func() (*core.Tensor, error)
