@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -55,6 +56,9 @@ func argOf(op, name string, v any, dev *device.Device, devName string, e *Expr) 
 	switch x := v.(type) {
 	case nil:
 		return a, invalidf("%s: %s is nil", op, name)
+	case *core.Tensor:
+		// vkops's own code (bench, tests) holds core's tensors.
+		return argOf(op, name, bridge.UserTensor(x), dev, devName, e)
 	case *device.Tensor:
 		if err := checkTensor(op, name, x); err != nil {
 			return a, err

@@ -181,7 +181,7 @@ func runOnDevice(e *env, name string, operands []any, op func(operands []any) (*
 	defer d.Close()
 	for i, o := range operands {
 		if h, ok := o.(*tensor.Host); ok {
-			t, err := bridge.Device(d).Upload(h)
+			t, err := bridge.Upload(d, h)
 			if err != nil {
 				return err
 			}
