@@ -154,11 +154,13 @@ func ReduceLogicalOr(data *device.Tensor, axes []int, opts ...ReduceOption) (*de
 // AllAxes, as the axes of a reduction (ReduceLogicalOr, ReduceLogicalAnd,
 // Expr.ReduceOr, Expr.ReduceAnd), reduces every axis of the data,
 // whatever its rank. Nil or empty axes reduce none: the identity, as the
-// specification has it. AllAxes must not be modified.
-var AllAxes = []int{allAxes}
+// specification has it. AllAxes is known by its identity, not its
+// value: pass it itself, unmodified, not a copy.
+var AllAxes = []int{math.MinInt}
 
-// allAxes is AllAxes's one element, an axis of no rank.
-const allAxes = math.MinInt
+// isAllAxes reports whether axes is AllAxes itself: an axis list that
+// holds AllAxes's value, as a command line may, is out of range.
+func isAllAxes(axes []int) bool { return len(axes) == 1 && &axes[0] == &AllAxes[0] }
 
 // ReduceLogicalAnd is ReduceLogicalOr with logical and: the same rules,
 // except that a reduction over no elements gives true.

@@ -106,7 +106,7 @@ func reducedAxes(dst []bool, op string, rank int, axes []int) ([]bool, error) {
 		dst = append(dst, false)
 	}
 	reduced := dst[start:]
-	if len(axes) == 1 && axes[0] == allAxes {
+	if isAllAxes(axes) {
 		for i := range reduced {
 			reduced[i] = true
 		}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -443,5 +444,19 @@ func TestAxesMeaning(t *testing.T) {
 	}
 	if _, err := device.Value[bool](x); err == nil {
 		t.Error("Value of six elements: no error")
+	}
+}
+
+// TestAllAxesIdentity: the value AllAxes holds, given as an axis, is out
+// of range, as from a command line; only AllAxes itself means every axis.
+func TestAllAxesIdentity(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []bool{true, false}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	if _, err := ReduceLogicalOr(x, []int{AllAxes[0]}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("axis %d: %v, want ErrInvalid", AllAxes[0], err)
 	}
 }
