@@ -16,12 +16,18 @@
 // recorded before it that uses the tensor has finished, so an op still
 // pending reads what it was given. An op called while another goroutine
 // frees one of its tensors either runs on it, having taken it first, or
-// returns an error that matches ErrFreed. Memory in the pool serves the
-// next tensor of its size. Where the heap is full, a new tensor first
-// waits for the pending work that holds freed tensors' memory, then
-// takes back the pool's unused memory; only then is it ErrOutOfMemory,
-// whose message says what holds the heap: live tensors, freed tensors
-// that unfinished work still uses, free slots of the pool.
+// returns an error that matches ErrFreed. A tensor that becomes
+// unreachable without Free, such as the mask in
+// ops.Where(must(ops.Greater(x, 0)), x, y), is freed the same way once
+// the garbage collector finds it; Free is the fast path, which gives the
+// memory back at once rather than at the next collection. Memory in the
+// pool serves the next tensor of its size. Where the heap is full, a new
+// tensor first waits for the pending work that holds freed tensors'
+// memory, then runs the garbage collector for unreachable tensors (the
+// Go heap grows too little for it to run by itself while the device's
+// heap fills), then takes back the pool's unused memory; only then is it
+// ErrOutOfMemory, whose message says what holds the heap: live tensors,
+// freed tensors that unfinished work still uses, free slots of the pool.
 //
 // # Close
 //

@@ -104,8 +104,9 @@ func (t *Tensor) Wait() error { return t.core().Wait() }
 func (t *Tensor) Err() error { return t.core().Err() }
 
 // Free returns the tensor's memory to the device's pool once the work
-// that uses it has finished. Freeing twice, or a tensor of a closed
-// device, does nothing. A wrapped tensor's slice is the caller's again
+// that uses it has finished; an unreachable tensor is freed so too, but
+// only when the garbage collector finds it. Freeing twice, or a tensor
+// of a closed device, does nothing. A wrapped tensor's slice is the caller's again
 // once that work has finished.
 func (t *Tensor) Free() { t.core().Free() }
 

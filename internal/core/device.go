@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vkops/vkops/vk"
 )
@@ -184,7 +185,8 @@ type Device struct {
 	cache     *vk.PipelineCache
 	newPipes  int
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
-	tensors   []Tensor                      // newTensor's block: what is left of it
+	mems      []tensorMem                   // newTensor's block: what is left of it
+	collected atomic.Int64                  // tensors freed by their cleanup, unreachable
 	capture   *Replay                       // Capture's, while it runs
 	// hostIdle is signalled when a host copy of a tensor's bytes ends
 	// (Tensor.beginHost).

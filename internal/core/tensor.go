@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/vkops/vkops/tensor"
@@ -22,10 +24,10 @@ type Tensor struct {
 	pages []span
 	// wrapped: the pages are a Go slice's memory, imported (Wrap).
 	wrapped bool
-	// Room for the shape and pages of most tensors, so that making one
-	// is one allocation.
-	dims  [4]int
-	page0 [1]span
+	// mem gives the pages back once the tensor is unreachable.
+	mem *tensorMem
+	// Room for the shape of most tensors.
+	dims [4]int
 
 	// Guarded by d.mu.
 	freed     bool
@@ -87,7 +89,7 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 		d.stream.reap()
 	}
 	err := d.allocPages(t)
-	for step := 0; errors.Is(err, ErrOutOfMemory) && step < 2; step++ {
+	for step := 0; errors.Is(err, ErrOutOfMemory) && step < reclaimSteps; step++ {
 		if err = d.reclaim(step); err == nil {
 			err = d.allocPages(t)
 		}
@@ -95,6 +97,7 @@ func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: tensor %v%v (%s): %w", dt, t.shape, humanBytes(t.bytes), err)
 	}
+	t.track()
 	return t, nil
 }
 
@@ -120,22 +123,58 @@ func (d *Device) allocPages(t *Tensor) error {
 	return nil
 }
 
-// reclaim makes room in the heap after an allocation failed, in two
-// steps, each worth a try of its own: first it submits the work
-// recorded so far and waits for it, which returns the pages of tensors
-// freed while it used them (releaseLater); then it destroys the pool's
-// cached buffers and empty slabs, whose memory serves other sizes.
-// d.mu must be held; it is released while waiting.
+// reclaim makes room in the heap after an allocation failed, in steps,
+// each worth a try of its own: first it submits the work recorded so far
+// and waits for it, which returns the pages of tensors freed while it
+// used them (releaseLater); then it collects the tensors that became
+// unreachable without Free (the Go heap grows too little for the
+// collector to run by itself while the device's fills), and waits again;
+// then it destroys the pool's cached buffers and empty slabs, whose
+// memory serves other sizes. d.mu must be held; it is released while
+// waiting.
 func (d *Device) reclaim(step int) error {
-	if step == 0 {
-		if err := d.stream.drain(); err != nil {
-			return err
-		}
-		return d.usable()
+	switch step {
+	case 0:
+	case 1:
+		d.mu.Unlock()
+		d.collectGarbage()
+		d.mu.Lock()
+	default:
+		d.pool.trim(0)
+		d.pool.freeSlabs()
+		return nil
 	}
-	d.pool.trim(0)
-	d.pool.freeSlabs()
-	return nil
+	if err := d.stream.drain(); err != nil {
+		return err
+	}
+	return d.usable()
+}
+
+// reclaimSteps is how many steps reclaim has.
+const reclaimSteps = 3
+
+// collectGarbage runs the garbage collector and waits for the cleanups
+// it queued: for a sentinel's, then until no tensor's has run for a
+// moment (cleanups run on goroutines of their own, in no set order), a
+// second at most.
+func (d *Device) collectGarbage() {
+	done := make(chan struct{})
+	// With a pointer: not a tiny object, whose cleanup may never run.
+	runtime.AddCleanup(&struct{ p *int }{}, func(done chan struct{}) { close(done) }, done)
+	runtime.GC()
+	deadline := time.Now().Add(time.Second)
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	for n := d.collected.Load(); time.Now().Before(deadline); {
+		time.Sleep(200 * time.Microsecond)
+		m := d.collected.Load()
+		if m == n {
+			return
+		}
+		n = m
+	}
 }
 
 // heapFull adds to err, an allocation's failure, what holds the heap;
@@ -151,24 +190,59 @@ func (d *Device) heapFull(err error) error {
 		err, humanBytes(p.heapLimit), humanBytes(p.inUse), humanBytes(live), humanBytes(d.stream.held), humanBytes(slots))
 }
 
-// tensorBlock is how many tensors newTensor allocates at once.
-const tensorBlock = 64
+// tensorMem is what a tensor's cleanup needs to give its memory back
+// once the tensor is unreachable (runtime.AddCleanup): never the tensor
+// itself, which would keep it reachable.
+type tensorMem struct {
+	d     *Device
+	pages []span
+	page0 [1]span // room for the pages of most tensors
+	// released: Free, Close or the cleanup has given the pages back.
+	// Guarded by d.mu.
+	released bool
+}
+
+// memBlock is how many tensorMems newTensor allocates at once: a block
+// lives until the cleanups of all its tensors have run, a few KiB.
+const memBlock = 64
 
 // newTensor returns a tensor of dt and shape, which are valid, with no
-// pages yet; d.mu must be held. Ops make a tensor each, so tensors come
-// from blocks of tensorBlock: one allocation per block rather than per
-// op. A block lives until none of its tensors is referenced, a few KiB
-// at most.
+// pages yet; d.mu must be held. Each tensor is an allocation of its own,
+// so that it becomes unreachable alone; track gives it its cleanup once
+// its pages are set.
 func (d *Device) newTensor(dt tensor.DType, shape tensor.Shape) *Tensor {
-	if len(d.tensors) == 0 {
-		d.tensors = make([]Tensor, tensorBlock)
+	if len(d.mems) == 0 {
+		d.mems = make([]tensorMem, memBlock)
 	}
-	t := &d.tensors[0]
-	d.tensors = d.tensors[1:]
-	*t = Tensor{d: d, dtype: dt, bytes: uint64(shape.NumElements()) * uint64(dt.Size())}
+	m := &d.mems[0]
+	d.mems = d.mems[1:]
+	m.d = d
+	t := &Tensor{d: d, dtype: dt, bytes: uint64(shape.NumElements()) * uint64(dt.Size()), mem: m}
 	t.shape = append(t.dims[:0:len(t.dims)], shape...)
-	t.pages = t.page0[:0:len(t.page0)]
+	t.pages = m.page0[:0:len(m.page0)]
 	return t
+}
+
+// track gives t, whose pages are set, the cleanup that frees it once it
+// is unreachable.
+func (t *Tensor) track() {
+	t.mem.pages = t.pages
+	runtime.AddCleanup(t, (*tensorMem).collect, t.mem)
+}
+
+// collect frees the pages of a tensor that became unreachable without
+// Free, once the work recorded so far has completed: any that used the
+// tensor was recorded before.
+func (m *tensorMem) collect() {
+	d := m.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m.released || d.closed {
+		return
+	}
+	m.released = true
+	d.stream.releaseLater(m.pages)
+	d.collected.Add(1)
 }
 
 func (d *Device) releasePages(pages []span) {
@@ -639,6 +713,7 @@ func (t *Tensor) Free() {
 func (t *Tensor) release() {
 	d := t.d
 	pages := t.pages
+	t.mem.released = true
 	if t.lastUse == nil || t.lastUse.done {
 		d.releasePages(pages)
 		return

@@ -95,6 +95,7 @@ func (d *Device) wrap(dt tensor.DType, shape tensor.Shape, p unsafe.Pointer, cap
 	t := d.newTensor(dt, shape)
 	t.wrapped = true
 	if bytes == 0 {
+		t.track()
 		return t, nil
 	}
 	pin := new(runtime.Pinner)
@@ -114,6 +115,7 @@ func (d *Device) wrap(dt tensor.DType, shape tensor.Shape, p unsafe.Pointer, cap
 		}
 		t.pages = append(t.pages, d.pool.imported(b, last))
 	}
+	t.track()
 	return t, nil
 }
 
