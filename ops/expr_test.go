@@ -827,18 +827,13 @@ func TestExprLongFolds(t *testing.T) {
 			shape tensor.Shape
 			axes  []int
 		}{
-			{tensor.Shape{3*long + 37}, nil},
-			{tensor.Shape{2, long}, nil},
+			{tensor.Shape{3*long + 37}, AllAxes},
+			{tensor.Shape{2, long}, AllAxes},
 			{tensor.Shape{3, long}, []int{1}},
 			{tensor.Shape{3, long + 16}, []int{1}}, // blocks straddle rows
 		} {
 			n := c.shape.NumElements()
-			opAxes := c.axes // the op's axes: nil reduces none there
-			if opAxes == nil {
-				for a := range c.shape {
-					opAxes = append(opAxes, a)
-				}
-			}
+			opAxes := c.axes
 			for _, at := range []int{-1, 0, long - 1, long, n - 1} {
 				for _, and := range []bool{false, true} {
 					h := finiteHost(tensor.F32, c.shape)
