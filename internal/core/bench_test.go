@@ -3,6 +3,7 @@ package core_test
 import (
 	"testing"
 
+	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/ops"
@@ -114,32 +115,27 @@ func BenchmarkRecordOps(b *testing.B) {
 		b.Skip(err)
 	}
 	defer d.Close()
-	cond, _ := core.FromSlice(d, []bool{true, false, true, false})
-	x, _ := core.FromSlice(d, []float32{1, 2, 3, 4})
-	y, _ := core.FromSlice(d, []float32{5, 6, 7, 8})
+	ud := bridge.UserDevice(d)
+	cond, _ := device.FromSlice(ud, []bool{true, false, true, false})
+	x, _ := device.FromSlice(ud, []float32{1, 2, 3, 4})
+	y, _ := device.FromSlice(ud, []float32{5, 6, 7, 8})
 	// Eval replays the plan its first call made: a fused ReLU, and a NaN
 	// check folded into one bool.
 	var e ops.Expr
-	xn := e.Input(bridge.UserTensor(x))
+	xn := e.Input(x)
 	relu := e.Where(e.Greater(xn, float32(0)), xn, float32(0))
 	nan := e.ReduceOr(e.IsNaN(xn), ops.AllAxes)
 	for _, c := range []struct {
 		name string
-		op   func() (*core.Tensor, error)
+		op   func() (*device.Tensor, error)
 	}{
-		{"select", func() (*core.Tensor, error) {
-			return bridge.Result(ops.Select(bridge.UserTensor(cond), bridge.UserTensor(x), bridge.UserTensor(y)))
-		}},
-		{"where-scalar", func() (*core.Tensor, error) {
-			return bridge.Result(ops.Where(bridge.UserTensor(cond), x, ops.Scalar(0, tensor.F32)))
-		}},
-		{"greater-scalar", func() (*core.Tensor, error) { return bridge.Result(ops.Greater(x, float32(2))) }},
-		{"is-nan", func() (*core.Tensor, error) { return bridge.Result(ops.IsNaN(bridge.UserTensor(x))) }},
-		{"reduce-or", func() (*core.Tensor, error) {
-			return bridge.Result(ops.ReduceLogicalOr(bridge.UserTensor(cond), []int{0}))
-		}},
-		{"expr-relu", func() (*core.Tensor, error) { return bridge.Result(e.Eval(relu)) }},
-		{"expr-nan-check", func() (*core.Tensor, error) { return bridge.Result(e.Eval(nan)) }},
+		{"select", func() (*device.Tensor, error) { return ops.Select(cond, x, y) }},
+		{"where-scalar", func() (*device.Tensor, error) { return ops.Where(cond, x, ops.Scalar(0, tensor.F32)) }},
+		{"greater-scalar", func() (*device.Tensor, error) { return ops.Greater(x, float32(2)) }},
+		{"is-nan", func() (*device.Tensor, error) { return ops.IsNaN(x) }},
+		{"reduce-or", func() (*device.Tensor, error) { return ops.ReduceLogicalOr(cond, []int{0}) }},
+		{"expr-relu", func() (*device.Tensor, error) { return e.Eval(relu) }},
+		{"expr-nan-check", func() (*device.Tensor, error) { return e.Eval(nan) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			d.DiscardBatches(false)
