@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -310,4 +311,41 @@ func TestNestedOpsWithoutFree(t *testing.T) {
 		}
 	}
 	t.Logf("%d iterations made %d MiB without Free, %.1fx the heap", iters, made>>20, float64(made)/float64(heap))
+}
+
+// TestSmallNestedOpsWithoutFree: tensors of a few bytes, which come 64 to
+// an allocation, are freed too once unreachable: after a collection the
+// heap holds what it held before the loop (issue 40).
+func TestSmallNestedOpsWithoutFree(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	x, err := device.FromSlice(d, []float32{-1, 2, -3, 4})
+	must(t, err)
+	must(t, d.Sync())
+	before := bridge.Device(d).LiveBytes()
+	for range 20_000 {
+		_, err := ops.Where(mustT(t)(ops.Greater(x, float32(0))), x, float32(0))
+		must(t, err)
+	}
+	must(t, d.Sync())
+	during := bridge.Device(d).LiveBytes()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizers run
+	}
+	must(t, d.Sync())
+	after := bridge.Device(d).LiveBytes()
+	t.Logf("heap in use: %d KiB before, %d KiB after 40,000 tensors dropped, %d KiB after a collection", before>>10, during>>10, after>>10)
+	if after > before+64<<10 {
+		t.Errorf("heap in use: %d KiB before, %d KiB after a collection", before>>10, after>>10)
+	}
+}
+
+// mustT returns a function that fails t on err and returns the tensor,
+// as a user's must does around a nested op.
+func mustT(t testing.TB) func(*device.Tensor, error) *device.Tensor {
+	return func(v *device.Tensor, err error) *device.Tensor {
+		t.Helper()
+		must(t, err)
+		return v
+	}
 }

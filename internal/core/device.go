@@ -185,9 +185,10 @@ type Device struct {
 	cache     *vk.PipelineCache
 	newPipes  int
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
-	mems      []tensorMem                   // newTensor's block: what is left of it
-	collected atomic.Int64                  // tensors freed by their cleanup, unreachable
-	capture   *Replay                       // Capture's, while it runs
+	rooms     []tensorRoom                  // newTensor's blocks: what is left of them
+	block     []Tensor
+	collected atomic.Int64 // tensors freed by their cleanup, unreachable
+	capture   *Replay      // Capture's, while it runs
 	// hostIdle is signalled when a host copy of a tensor's bytes ends
 	// (Tensor.beginHost).
 	hostIdle *sync.Cond
@@ -343,6 +344,15 @@ func (d *Device) ValidationMessages() int {
 	d.validation.Lock()
 	defer d.validation.Unlock()
 	return d.validation.count
+}
+
+// LiveBytes returns the bytes of the device's heap that live tensors
+// hold, as the out-of-memory report counts them.
+func (d *Device) LiveBytes() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	live, _ := d.heapUse()
+	return live
 }
 
 // LiveObjects returns the number of Vulkan objects the device holds now:

@@ -106,6 +106,7 @@ func (d *Device) wrap(dt tensor.DType, shape tensor.Shape, p unsafe.Pointer, cap
 			// The driver refuses this memory, or has no room for more:
 			// the caller copies instead.
 			d.releasePages(t.pages)
+			t.pages = t.pages[:0] // its block's finalizer releases what is left
 			pin.Unpin()
 			return nil, nil
 		}
