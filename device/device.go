@@ -19,8 +19,9 @@
 // returns an error that matches ErrFreed. A tensor that becomes
 // unreachable without Free, such as the mask in
 // ops.Where(must(ops.Greater(x, 0)), x, y), is freed the same way once
-// the garbage collector finds it; Free is the fast path, which gives the
-// memory back at once rather than at the next collection. Memory in the
+// the garbage collector finds it (a tensor of under 4 KiB once the 63
+// made beside it are unreachable too); Free is the fast path, which
+// gives the memory back at once rather than at a later collection. Memory in the
 // pool serves the next tensor of its size. Where the heap is full, a new
 // tensor first waits for the pending work that holds freed tensors'
 // memory, then runs the garbage collector for unreachable tensors (the
