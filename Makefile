@@ -78,8 +78,11 @@ check-shaders:
 	for f in shaders/*.spv; do [ -f $${f%.spv}.comp ] || { echo "$$f has no source"; status=1; }; done; \
 	rm -rf $$tmp; exit $$status
 
+# staticcheck is a Go tool of this module (go.mod's tool line), so go tool
+# runs the version go.mod names with nothing to install.
 vet:
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # The validation layer is on in every device test (VKOPS_VALIDATION=1)

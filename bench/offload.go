@@ -207,7 +207,7 @@ func wrapSlices(d *device.Device, o *offloadData) ([]*device.Tensor, error) {
 	for _, t := range ts {
 		if !t.Wrapped() {
 			freeAll(ts)
-			return nil, fmt.Errorf("Wrap copied %v, whose slice starts on a multiple of %d bytes", t, wrapAlign)
+			return nil, fmt.Errorf("device.Wrap copied %v, whose slice starts on a multiple of %d bytes", t, wrapAlign)
 		}
 	}
 	return ts, nil

@@ -143,7 +143,7 @@ func zooPattern(rng *rand.Rand, i int) (ZooPattern, bool) {
 	// Operands of lower rank: leading axes of size 1 dropped, all of
 	// them from some one-element operands.
 	for _, s := range []*[]int{&p.Cond, &p.Then, &p.Else} {
-		for *s != nil && len(*s) > 0 && (*s)[0] == 1 && rng.IntN(3) > 0 {
+		for len(*s) > 0 && (*s)[0] == 1 && rng.IntN(3) > 0 {
 			*s = (*s)[1:]
 		}
 	}

@@ -3,12 +3,14 @@ package device_test
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"testing"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/ops"
 )
 
 // TestMain skips the examples where no Vulkan device exists, outside CI:
@@ -128,4 +130,37 @@ func ExampleWrap() {
 	}
 	// Output:
 	// [0 1 2 3]
+}
+
+// Make a slice that Wrap imports, fill it in place, and check it for a
+// NaN in one pass that writes no mask.
+func ExampleMakeSlice() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+
+	xs := device.MakeSlice[float32](1_000_000) // on 4 KiB boundaries, zeroed
+	for i := range xs {
+		xs[i] = float32(i) // the program's data, written in place
+	}
+	x, err := device.Wrap(d, xs) // x.Wrapped() is true: the device reads xs itself
+	if err != nil {
+		log.Fatal(err)
+	}
+	var e ops.Expr
+	nan, err := e.Eval(e.ReduceOr(e.IsNaN(e.Input(x)), ops.AllAxes)) // one pass, see below
+	if err != nil {
+		log.Fatal(err)
+	}
+	anyNaN, err := device.Value[bool](nan)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	fmt.Println(x, anyNaN)
+	// Output:
+	// f32[1000000] false
 }

@@ -1,7 +1,9 @@
 package ops_test
 
 import (
+	"errors"
 	"fmt"
+	"log"
 	"os"
 	"testing"
 
@@ -15,6 +17,43 @@ import (
 func TestMain(m *testing.M) {
 	devtest.SkipExamples()
 	os.Exit(m.Run())
+}
+
+// The README's tour of the API: a select, a reduction and two masks,
+// chained on the device and read back once.
+func Example() {
+	d, err := device.Open(device.Options{}) // best device: discrete, integrated, virtual, then lavapipe
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+
+	cond, _ := device.FromSlice(d, []bool{true, false, true, false, false, true}, 3, 2)
+	then, _ := device.FromSlice(d, []float32{-5, 3, 1, -2, 4, 0}, 3, 2)
+	els, _ := device.FromSlice(d, []float32{1, 2, 3, 4, 5, 6}, 3, 2)
+
+	out, err1 := ops.Select(cond, then, els)          // stays on the device
+	rows, err2 := ops.ReduceLogicalOr(cond, []int{1}) // any true in each row: ops chain without a round trip
+	pos, err3 := ops.Greater(then, 0)                 // a mask made on the device: then > 0
+	nan, err4 := ops.IsNaN(then)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		log.Fatal(err)
+	}
+	got, err := device.ToSlice[float32](out) // waits only for the work it needs
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	fmt.Println(out, got)
+	for _, m := range []*device.Tensor{rows, pos, nan} {
+		bits, _ := device.ToSlice[bool](m)
+		fmt.Println(m, bits)
+	}
+	// Output:
+	// f32[3 2] [-5 2 1 4 5 0]
+	// bool[3] [true true true]
+	// bool[3 2] [false true true false true false]
+	// bool[3 2] [false false false false false false]
 }
 
 // Select picks then's elements where cond is true and else's where it is
@@ -123,22 +162,35 @@ func ExampleExpr() {
 	}
 	defer d.Close()
 	t, _ := device.FromSlice(d, []float32{-2, -0.5, 0, 1.5, 3, -1}, 2, 3)
+	t2, _ := device.FromSlice(d, []float32{4, -4, 2, -2, 1, -1}, 2, 3)
 
 	var e ops.Expr
 	x := e.Input(t)
-	relu, err := e.Eval(e.Where(e.Greater(x, 0), x, 0))
+	relu := e.Where(e.Greater(x, 0), x, 0)
+	y, err := e.Eval(relu) // one pass: read x, write the result
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
-	got, _ := device.ToSlice[float32](relu)
-	nan, _ := e.Eval(e.ReduceOr(e.IsNaN(x), ops.AllAxes))
-	anyNaN, _ := device.ToSlice[bool](nan)
-	fmt.Println(got, nan, anyNaN)
+	nan, err := e.Eval(e.ReduceOr(e.IsNaN(x), ops.AllAxes)) // one pass, no mask written: any NaN in x?
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := e.Set(x, t2); err != nil { // same shape and type
+		log.Fatal(err)
+	}
+	y2, err := e.Eval(relu) // replays the plan, on t2
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	got, _ := device.ToSlice[float32](y)
+	anyNaN, _ := device.Value[bool](nan)
+	got2, _ := device.ToSlice[float32](y2)
+	fmt.Println(got, nan, anyNaN, got2)
 
 	_, err = e.Eval(e.Where(e.Greater(x, 0), x, "zero"))
 	fmt.Println(err)
 	// Output:
-	// [0 0 0 1.5 3 0] bool[] [false]
+	// [0 0 0 1.5 3 0] bool[] false [4 0 2 0 1 0]
 	// where: other scalar of Go type string is not a number
 }

@@ -738,7 +738,7 @@ func TestWhereMatrix(t *testing.T) {
 // turn, and returns how many.
 func whereMatrix(t *testing.T, d *device.Device, vt *variantTurns) int {
 	rng := rand.New(rand.NewPCG(9, 10))
-	values := []any{0, 1, -1, 300, 65504, 65520, 1 << 24, 1<<24 + 1, 0.1, -0.0, 1e300, math.NaN(), math.Inf(-1),
+	values := []any{0, 1, -1, 300, 65504, 65520, 1 << 24, 1<<24 + 1, 0.1, math.Copysign(0, -1), 1e300, math.NaN(), math.Inf(-1),
 		float32(3.4e38), uint64(math.MaxUint64), int64(math.MinInt64), true, int8(-5), uint16(7), 1.5}
 	cases := 0
 	for _, dt := range tensor.DTypes {
