@@ -99,9 +99,10 @@ test: deps deps-glfw check-shaders vet
 	$(TEST_ENV) $(GO) test -count=1 -timeout $(TIMEOUT_ALL) ./...
 	$(MAKE) test-cgocheck2 test-race test-glfw fuzz
 
-# The tests that share one device between goroutines: what the race
-# detector and cgocheck2 need beyond the device package's own tests.
-CONCURRENT := '^Test(Concurrent|SelectConcurrent|LifecycleStress|CloseWhileOpsRun|FreeRacesOp)'
+# The tests that share one device between goroutines (finalizers that
+# free unreachable tensors among them): what the race detector and
+# cgocheck2 need beyond the device package's own tests.
+CONCURRENT := '^Test(Concurrent|SelectConcurrent|LifecycleStress|CloseWhileOpsRun|FreeRacesOp|NestedOpsWithoutFree|SmallNestedOpsWithoutFree)'
 
 # cgocheck2 checks every Go pointer handed to C. Only package vk calls C
 # (the binding), and its tests and the device package's reach every one
