@@ -24,6 +24,8 @@ type Tensor struct {
 	pages []span
 	// wrapped: the pages are a Go slice's memory, imported (Wrap).
 	wrapped bool
+	// slot is the tensor's index in its tensorBlock, or -1.
+	slot int8
 
 	// Guarded by d.mu.
 	freed     bool
@@ -215,7 +217,19 @@ const roomBlock = 64
 const smallTensor = 4096
 
 // tensorBlock is where small tensors come from, 64 to an allocation.
-type tensorBlock [64]Tensor
+// Once Free has freed all of them its finalizer goes: the common case,
+// whose block then dies in one collection and costs no finalizer run.
+type tensorBlock struct {
+	ts    [blockLen]Tensor // first, so that a tensor's block is its address less its slot's
+	freed int              // by Free; guarded by the device's mu
+}
+
+const blockLen = 64
+
+// block returns the block of t, a tensor with a slot.
+func (t *Tensor) block() *tensorBlock {
+	return (*tensorBlock)(unsafe.Add(unsafe.Pointer(t), -int(t.slot)*int(unsafe.Sizeof(*t))))
+}
 
 // newTensor returns a tensor of dt and shape, which are valid, with no
 // pages yet; d.mu must be held. track gives it its finalizer once its
@@ -232,13 +246,14 @@ func (d *Device) newTensor(dt tensor.DType, shape tensor.Shape) *Tensor {
 		if len(d.block) == 0 {
 			b := new(tensorBlock)
 			runtime.SetFinalizer(b, (*tensorBlock).collect)
-			d.block = b[:]
+			d.block = b.ts[:]
 		}
+		slot := blockLen - len(d.block)
 		t = &d.block[0]
 		d.block = d.block[1:]
-		*t = Tensor{d: d, dtype: dt, bytes: bytes}
+		*t = Tensor{d: d, dtype: dt, bytes: bytes, slot: int8(slot)}
 	} else {
-		t = &Tensor{d: d, dtype: dt, bytes: bytes}
+		t = &Tensor{d: d, dtype: dt, bytes: bytes, slot: -1}
 	}
 	t.shape = append(r.dims[:0:len(r.dims)], shape...)
 	t.pages = r.page0[:0:len(r.page0)]
@@ -256,11 +271,20 @@ func (t *Tensor) track() {
 }
 
 // collect frees the tensors of an unreachable block that were not freed
-// (and those whose making failed, which hold no pages).
+// (and those whose making failed, which hold no pages), under one lock:
+// the finalizer's goroutine contends with the device's callers for it.
 func (b *tensorBlock) collect() {
-	for i := range b {
-		if b[i].d != nil {
-			b[i].collect()
+	d := b.ts[0].d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	for i := range b.ts {
+		if t := &b.ts[i]; t.d != nil && !t.freed {
+			t.freed = true
+			t.release()
+			d.collected.Add(1)
 		}
 	}
 }
@@ -735,6 +759,12 @@ func (t *Tensor) Free() {
 		return
 	}
 	t.freed = true
+	if t.slot >= 0 {
+		b := t.block()
+		if b.freed++; b.freed == blockLen {
+			runtime.SetFinalizer(b, nil)
+		}
+	}
 	if t.host == 0 {
 		t.release()
 	}
