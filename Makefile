@@ -101,15 +101,15 @@ test: deps deps-glfw check-shaders vet
 
 # The tests that share one device between goroutines (finalizers that
 # free unreachable tensors among them): what the race detector and
-# cgocheck2 need beyond the device package's own tests.
+# cgocheck2 need beyond the device packages' own tests.
 CONCURRENT := '^Test(Concurrent|SelectConcurrent|LifecycleStress|CloseWhileOpsRun|FreeRacesOp|NestedOpsWithoutFree|SmallNestedOpsWithoutFree)'
 
 # cgocheck2 checks every Go pointer handed to C. Only package vk calls C
-# (the binding), and its tests and the device package's reach every one
-# of its calls; the concurrent tests reach them from many goroutines.
+# (the binding), and its tests and those of internal/core (the device's
+# implementation) reach every one of its calls; the concurrent tests reach them from many goroutines.
 # The ops' matrices would pass the same kinds of memory again.
 test-cgocheck2:
-	GOEXPERIMENT=cgocheck2 $(TEST_ENV) $(GO) test -count=1 -short -timeout $(TIMEOUT_CHECKED) ./vk/... ./device/...
+	GOEXPERIMENT=cgocheck2 $(TEST_ENV) $(GO) test -count=1 -short -timeout $(TIMEOUT_CHECKED) ./vk/... ./internal/core/... ./device/...
 	GOEXPERIMENT=cgocheck2 $(TEST_ENV) $(GO) test -count=1 -short -timeout $(TIMEOUT_CHECKED) -run $(CONCURRENT) ./tests/...
 
 # test-gpu runs the tests that fit a short lease of a GPU (at most 3
@@ -119,11 +119,11 @@ test-cgocheck2:
 test-gpu:
 	CI=true $(TEST_ENV) $(GO) test -count=1 -short -timeout 3m $$($(GO) list ./... | grep -v glfwloader)
 
-# The race detector finds races where goroutines share memory: the
-# device package's tests and the concurrent tests, which run every op
+# The race detector finds races where goroutines share memory: the tests
+# of the device's implementation (internal/core) and the concurrent tests, which run every op
 # from many goroutines. The ops package's tests run on one goroutine.
 test-race:
-	$(TEST_ENV) $(GO) test -count=1 -race -short -timeout $(TIMEOUT_CHECKED) ./device/...
+	$(TEST_ENV) $(GO) test -count=1 -race -short -timeout $(TIMEOUT_CHECKED) ./internal/core/... ./device/...
 	$(TEST_ENV) $(GO) test -count=1 -race -short -timeout $(TIMEOUT_CHECKED) -run $(CONCURRENT) ./tests/...
 
 test-glfw: deps-glfw
