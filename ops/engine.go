@@ -218,19 +218,19 @@ func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor
 	if l.rank > maxRank {
 		return nil, rankError(name, &l)
 	}
-	res, err := bridge.Device(d).Empty(dt, out)
+	res, err := bridge.Empty(d, dt, out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", name, err)
 	}
 	if n == 0 {
-		return bridge.UserTensor(res), nil
+		return res, nil
 	}
-	r.ts[r.op.inputs], r.shapes[r.op.inputs] = bridge.UserTensor(res), out
+	r.ts[r.op.inputs], r.shapes[r.op.inputs] = res, out
 	if err := r.record(d, &l); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return bridge.UserTensor(res), nil
+	return res, nil
 }
 
 // record fills the output over layout l: by the pick rule where it
@@ -420,11 +420,11 @@ func measureElementwise(d *device.Device, dts []tensor.DType, c class, run func(
 		if x < ins {
 			s = shapes[x]
 		}
-		t, err := bridge.Device(d).Empty(dt, s)
+		t, err := bridge.Empty(d, dt, s)
 		if err != nil {
 			return 0, err
 		}
-		ts[x] = bridge.UserTensor(t)
+		ts[x] = t
 	}
 	l := newLayout(out, shapes...)
 	timed := func() error { return run(&l, &ts) }

@@ -61,7 +61,7 @@ func rowsOf(src, out tensor.Shape) (r int, ok bool) {
 // has what it needs, as select's variants of that name run fastest on
 // lavapipe and on the H100 measured, else the portable one.
 func expandKernel(d *device.Device) *core.Kernel {
-	if bridge.Device(d).HasTexels(core.TexelRGBA32UI) && d.Info().Features.ShaderInt64 {
+	if hasTexels(d) && d.Info().Features.ShaderInt64 {
 		return expandTexel64
 	}
 	return expandPortable

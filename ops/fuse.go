@@ -327,19 +327,19 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 	if c.fold != foldNone {
 		dt, dims = root.dt, root.dims
 	}
-	res, err := bridge.Device(c.dev).Empty(dt, dims)
+	res, err := bridge.Empty(c.dev, dt, dims)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", root.name, err)
 	}
-	if err := c.record(e, bridge.UserTensor(res)); err != nil {
+	if err := c.record(e, res); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
 	}
 	if !c.after {
-		return bridge.UserTensor(res), nil
+		return res, nil
 	}
 	defer res.Free()
-	return reduceRun(root.name, root.and, bridge.UserTensor(res), root.axes, root.dims)
+	return reduceRun(root.name, root.and, res, root.axes, root.dims)
 }
 
 // record records c's fused kernel into res.

@@ -100,7 +100,7 @@ func reduceHasSubgroup(d *device.Device) bool {
 func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error) {
 	shape, reduced := reduceMeasured[c].shape, reduceMeasured[c].reduced
 	return func(d *device.Device, v *variant) (float64, error) {
-		x, err := bridge.Device(d).Empty(tensor.Bool, shape)
+		x, err := bridge.Empty(d, tensor.Bool, shape)
 		if err != nil {
 			return 0, err
 		}
@@ -109,18 +109,18 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 		if err != nil {
 			return 0, err
 		}
-		y, err := bridge.Device(d).Empty(tensor.Bool, outShape)
+		y, err := bridge.Empty(d, tensor.Bool, outShape)
 		if err != nil {
 			return 0, err
 		}
 		defer y.Free()
 		r := reducer{d: d, tune: reduceTuningFor(d), only: v}
-		if err := r.fill(bridge.UserTensor(x)); err != nil {
+		if err := r.fill(x); err != nil {
 			return 0, err
 		}
 		best := math.Inf(1)
 		for range 3 {
-			ns, err := bridge.Device(d).GPUTime(func() error { return r.run(bridge.UserTensor(x), bridge.UserTensor(y), shape, reduced) })
+			ns, err := bridge.Device(d).GPUTime(func() error { return r.run(x, y, shape, reduced) })
 			if err != nil {
 				return 0, err
 			}
@@ -209,16 +209,16 @@ func resolveReduce(op string, shape tensor.Shape, axes []int, opts []ReduceOptio
 // outShape. If a dispatch fails, the output is freed.
 func reduceRun(op string, and bool, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
 	d := data.Device()
-	out, err := bridge.Device(d).Empty(tensor.Bool, outShape)
+	out, err := bridge.Empty(d, tensor.Bool, outShape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	r := reducer{d: d, and: and, tune: reduceTuningFor(d), families: &reduceFamilies}
-	if err := r.run(data, bridge.UserTensor(out), bridge.Tensor(data).Dims(), reduced); err != nil {
+	if err := r.run(data, out, bridge.Tensor(data).Dims(), reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return bridge.UserTensor(out), nil
+	return out, nil
 }
 
 // checkReduceData checks data as cpuref checks its host form, and that it
@@ -289,12 +289,12 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	for i, p := range ps {
 		dst := out
 		if i < len(ps)-1 {
-			t, err := bridge.Device(r.d).Empty(tensor.Bool, tensor.Shape{int(p.b * p.c)})
+			t, err := bridge.Empty(r.d, tensor.Bool, tensor.Shape{int(p.b * p.c)})
 			if err != nil {
 				release(src)
 				return err
 			}
-			dst = bridge.UserTensor(t)
+			dst = t
 		}
 		err := r.pass(p, src, dst)
 		release(src)

@@ -187,7 +187,7 @@ type Device struct {
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch
 	rooms     []tensorRoom                  // newTensor's blocks: what is left of them
 	block     []Tensor
-	collected atomic.Int64 // tensors freed by their cleanup, unreachable
+	collected atomic.Int64 // tensors freed by their finalizers, unreachable
 	capture   *Replay      // Capture's, while it runs
 	// hostIdle is signalled when a host copy of a tensor's bytes ends
 	// (Tensor.beginHost).

@@ -163,7 +163,7 @@ func (d *Device) collectGarbage() {
 	deadline := time.Now().Add(time.Second)
 	select {
 	case <-done:
-	case <-time.After(time.Second):
+	case <-time.After(time.Until(deadline)):
 	}
 	for n := d.collected.Load(); time.Now().Before(deadline); {
 		time.Sleep(200 * time.Microsecond)
@@ -281,10 +281,8 @@ func (b *tensorBlock) collect() {
 		return
 	}
 	for i := range b.ts {
-		if t := &b.ts[i]; t.d != nil && !t.freed {
-			t.freed = true
-			t.release()
-			d.collected.Add(1)
+		if t := &b.ts[i]; t.d != nil {
+			t.collectLocked()
 		}
 	}
 }
@@ -295,12 +293,18 @@ func (t *Tensor) collect() {
 	d := t.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if t.freed || d.closed {
-		return
+	if !d.closed {
+		t.collectLocked()
 	}
-	t.freed = true
-	t.release()
-	d.collected.Add(1)
+}
+
+// collectLocked is collect with d.mu held, on an open device.
+func (t *Tensor) collectLocked() {
+	if !t.freed {
+		t.freed = true
+		t.release()
+		t.d.collected.Add(1)
+	}
 }
 
 func (d *Device) releasePages(pages []span) {
