@@ -71,8 +71,8 @@ type exprNode struct {
 	argDT  tensor.DType // a mask op's input type
 	args   [3]exprArg
 	nargs  int
-	and    bool   // a reduction's fold
-	axes   []bool // the dimensions a reduction reduces
+	red    *reduceOp // a reduction's fold
+	axes   []bool    // the dimensions a reduction reduces
 	dt     tensor.DType
 	dims   tensor.Shape // checked by the op's rules (checkOutput): NumElements of it cannot panic
 	dev    *device.Device
@@ -291,15 +291,16 @@ func (e *Expr) Where(cond, input, other any) Node {
 // check reduces AllAxes, e.ReduceOr(e.IsNaN(x), ops.AllAxes); nil or
 // empty axes reduce none.
 func (e *Expr) ReduceOr(data Node, axes []int, opts ...ReduceOption) Node {
-	return e.reduce("reduce_logical_or", false, data, axes, opts)
+	return e.reduce(reduceOrOp, data, axes, opts)
 }
 
 // ReduceAnd is ops.ReduceLogicalAnd as a node, with the same axes.
 func (e *Expr) ReduceAnd(data Node, axes []int, opts ...ReduceOption) Node {
-	return e.reduce("reduce_logical_and", true, data, axes, opts)
+	return e.reduce(reduceAndOp, data, axes, opts)
 }
 
-func (e *Expr) reduce(op string, and bool, data Node, axes []int, opts []ReduceOption) Node {
+func (e *Expr) reduce(red *reduceOp, data Node, axes []int, opts []ReduceOption) Node {
+	op := red.name
 	a, err := argOf(op, "data", data, nil, "", e)
 	if err != nil {
 		return e.fail(err)
@@ -313,7 +314,7 @@ func (e *Expr) reduce(op string, and bool, data Node, axes []int, opts []ReduceO
 	if err != nil {
 		return e.fail(err)
 	}
-	n := exprNode{kind: exprReduce, name: op, and: and, axes: append([]bool(nil), reduced...), dt: tensor.Bool,
+	n := exprNode{kind: exprReduce, name: op, red: red, axes: append([]bool(nil), reduced...), dt: tensor.Bool,
 		dims: out.Clone(), dev: a.dev, nargs: 1}
 	n.args[0] = exprArg{node: data.i}
 	return e.add(n)
@@ -373,5 +374,5 @@ func (e *Expr) evalNode(i int32, vals []*device.Tensor) (*device.Tensor, error) 
 	case exprSelect:
 		return blend(n.name, n.dt, n.dims, e.value(n.args[0].node, vals), e.operandOf(n.args[1], vals), e.operandOf(n.args[2], vals))
 	}
-	return reduceRun(n.name, n.and, e.value(n.args[0].node, vals), n.axes, n.dims)
+	return reduceRun(n.red, e.value(n.args[0].node, vals), n.axes, n.dims)
 }

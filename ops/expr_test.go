@@ -13,6 +13,7 @@ import (
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -800,7 +801,7 @@ func TestExprRowFolds(t *testing.T) {
 				if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 					t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
 				}
-				if folds := e.compiled[0].fold != foldNone; folds != c.folds {
+				if folds := e.compiled[0].fold != spec.FoldNone; folds != c.folds {
 					t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
 				}
 				n[k]++
@@ -879,7 +880,7 @@ func TestExprGrid(t *testing.T) {
 		binary.LittleEndian.PutUint32(h.Data[4*(n-3):], 0x7fc00000)
 		axes := []int{len(shape) - 1}
 		e, got, want := foldAgainstOps(t, upload(t, d, h), false, axes, axes, false)
-		if e.compiled[0].fold == foldNone {
+		if e.compiled[0].fold == spec.FoldNone {
 			t.Errorf("%v: not folded in the kernel", shape)
 		}
 		for i := range want.Data {

@@ -27,13 +27,6 @@ const (
 	fuseMaxFold = math.MaxInt32
 )
 
-// The fused kernel's folds (fused.glsl, FOLD).
-const (
-	foldNone = 0
-	foldAny  = 1
-	foldAll  = 2
-)
-
 // fusedElem describes the fused kernels to the engine: four input slots
 // (those a program leaves empty are pushed, never read), of bools or of
 // the program's value type, and no modules of rows or seams. Its
@@ -63,7 +56,8 @@ type compiled struct {
 	v     *variant
 	plan  []launch
 	chain int32  // the fused chain's last op
-	fold  uint32 // foldAny or foldAll where root folds the chain
+	fold  uint32 // red's fold where root folds the chain, else spec.FoldNone
+	red   *reduceOp
 	// rowLen, where the fold is by rows, is the elements of the chain's
 	// result that each output element folds: its innermost axes.
 	rowLen uint32
@@ -82,10 +76,7 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	if n.kind == exprReduce {
 		c.chain, c.after = n.args[0].node, true
 		if rowLen, ok := e.foldable(n, c.chain); ok {
-			c.fold, c.rowLen, c.after = foldAny, rowLen, false
-			if n.and {
-				c.fold = foldAll
-			}
+			c.red, c.fold, c.rowLen, c.after = n.red, n.red.fold, rowLen, false
 		}
 	}
 	// A chain of one op that stores its result runs as that op: fusing
@@ -93,11 +84,11 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	// one lacks (rows, seams). A masked fill, fused, took 1.33x as long
 	// as Where on f16 (8.1 against 6.6 ms, lavapipe, five rounds).
 	ops := e.order(c.chain, nil)
-	single := c.fold == foldNone && len(ops) == 1
+	single := c.fold == spec.FoldNone && len(ops) == 1
 	if !single && e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c, ops) {
 		return c, e.planFused(c)
 	}
-	c.fused, c.fold, c.after = false, foldNone, false
+	c.fused, c.fold, c.after = false, spec.FoldNone, false
 	c.order = e.order(root, nil)
 	return c, nil
 }
@@ -259,7 +250,7 @@ func (p *program) run(c *compiled) run {
 	for x := range fuseMaxInputs + 1 {
 		r.sizes[x] = vt.Size()
 	}
-	if c.dt == tensor.Bool || c.fold != foldNone {
+	if c.dt == tensor.Bool || c.fold != spec.FoldNone {
 		head |= 1 << 6
 		r.sizes[fuseMaxInputs] = 1
 	}
@@ -304,7 +295,7 @@ func (e *Expr) planFused(c *compiled) error {
 	if c.dims.NumElements() == 0 {
 		return nil
 	}
-	if c.fold != foldNone {
+	if c.fold != spec.FoldNone {
 		r.fold, r.foldLen = uint64(max(e.nodes[c.root-1].dims.NumElements(), 1)), c.rowLen
 	}
 	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
@@ -324,7 +315,7 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 	}
 	root := &e.nodes[c.root-1]
 	dt, dims := c.dt, c.dims
-	if c.fold != foldNone {
+	if c.fold != spec.FoldNone {
 		dt, dims = root.dt, root.dims
 	}
 	res, err := bridge.Empty(c.dev, dt, dims)
@@ -339,14 +330,13 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 		return res, nil
 	}
 	defer res.Free()
-	return reduceRun(root.name, root.and, res, root.axes, root.dims)
+	return reduceRun(root.red, res, root.axes, root.dims)
 }
 
 // record records c's fused kernel into res.
 func (c *compiled) record(e *Expr, res *device.Tensor) error {
-	if c.fold != foldNone {
-		// The fold's identity in every byte: false for any, true for all.
-		if err := bridge.Device(c.dev).Fill(bridge.Tensor(res), b2u(c.fold == foldAll)*0x01010101); err != nil {
+	if c.fold != spec.FoldNone {
+		if err := bridge.Device(c.dev).Fill(bridge.Tensor(res), c.red.identityWord()); err != nil {
 			return err
 		}
 	}

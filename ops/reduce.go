@@ -3,10 +3,12 @@ package ops
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/core"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -20,20 +22,51 @@ type ReduceOption struct {
 // keep is true. By default reduced dimensions are removed.
 func KeepDims(keep bool) ReduceOption { return ReduceOption{keepDims: keep} }
 
-// The kernel variants of both reductions; the spec constant AND picks
-// the fold, so Or and And share each kernel. The portable variants read
+// A reduceOp describes a reduction to the engine, as elemOp describes an
+// elementwise op: its name, its fold and the fold's value over no
+// elements. The fold (spec.FoldAny, spec.FoldAll) is a specialization
+// constant of every reduction kernel (shaders/reduce_fold.glsl) and of
+// the fused kernel's terminal folds, so that each reduction runs the same
+// kernels and plans.
+type reduceOp struct {
+	name     string // in errors: the OpenVINO op's name, in snake case
+	fold     uint32
+	identity bool
+}
+
+var (
+	reduceOrOp  = &reduceOp{name: "reduce_logical_or", fold: spec.FoldAny}
+	reduceAndOp = &reduceOp{name: "reduce_logical_and", fold: spec.FoldAll, identity: true}
+)
+
+// identityWord is the fold's value over no elements in each byte of a
+// word: what a shared output is filled with before invocations combine
+// into it.
+func (op *reduceOp) identityWord() uint32 { return b2u(op.identity) * 0x01010101 }
+
+// The push constants' words of the reduction kernels (shaders/spec).
+const (
+	innerPushWords   = int(unsafe.Sizeof(spec.ReduceInnerPush{})) / 4
+	outerPushWords   = int(unsafe.Sizeof(spec.ReduceOuterPush{})) / 4
+	generalPushWords = int(unsafe.Sizeof(spec.ReduceGeneralPush{})) / 4
+	// reducePushWords is the most any takes.
+	reducePushWords = max(innerPushWords, outerPushWords, generalPushWords)
+)
+
+// The kernel variants of every reduction; the spec constant FOLD picks
+// the fold, so the reductions share each kernel. The portable variants read
 // through storage buffers, which every device has; the texel variants
 // read the same bytes through rgba32ui texel-buffer views, 16 bools a
 // texel, which lavapipe loads many times faster.
 var (
-	reduceInnerPortable = &variant{name: "portable", kernel: kernel("reduce_inner", 2, 13)}
-	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", 13), needs: hasTexels}
+	reduceInnerPortable = &variant{name: "portable", kernel: kernel("reduce_inner", 2, innerPushWords)}
+	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", innerPushWords), needs: hasTexels}
 	// texel-subgroup combines the chunks of a row that a subgroup read
 	// with subgroupOr before one atomic: worth it where atomics on one
 	// word are dear, as on GPUs with many invocations.
-	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", 13), needs: reduceHasSubgroup}
-	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, 16)}
-	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", 16), needs: hasTexels}
+	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", innerPushWords), needs: reduceHasSubgroup}
+	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, outerPushWords)}
+	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", outerPushWords), needs: hasTexels}
 )
 
 // reduceClass is the plan class of a dispatch: its variant is chosen,
@@ -65,6 +98,8 @@ var reduceFamilies = [reduceClasses]*family{
 		measure:  reduceMeasure(reduceCols),
 	}),
 }
+
+func (c reduceClass) String() string { return [...]string{"rows", "split", "cols"}[c] }
 
 // reduceMeasured is the reduction each class is measured by: one pass
 // of that class over 16 MiB, large enough that a dispatch's fixed cost
@@ -114,7 +149,7 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 			return 0, err
 		}
 		defer y.Free()
-		r := reducer{d: d, tune: reduceTuningFor(d), only: v}
+		r := reducer{d: d, op: reduceOrOp, tune: reduceTuningFor(d), only: v}
 		if err := r.fill(x); err != nil {
 			return 0, err
 		}
@@ -148,7 +183,7 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 //
 // Other errors come from the device, and leave nothing allocated.
 func ReduceLogicalOr(data *device.Tensor, axes []int, opts ...ReduceOption) (*device.Tensor, error) {
-	return reduceLogical("reduce_logical_or", false, data, axes, opts)
+	return reduceLogical(reduceOrOp, data, axes, opts)
 }
 
 // AllAxes, as the axes of a reduction (ReduceLogicalOr, ReduceLogicalAnd,
@@ -165,24 +200,24 @@ func isAllAxes(axes []int) bool { return len(axes) == 1 && &axes[0] == &AllAxes[
 // ReduceLogicalAnd is ReduceLogicalOr with logical and: the same rules,
 // except that a reduction over no elements gives true.
 func ReduceLogicalAnd(data *device.Tensor, axes []int, opts ...ReduceOption) (*device.Tensor, error) {
-	return reduceLogical("reduce_logical_and", true, data, axes, opts)
+	return reduceLogical(reduceAndOp, data, axes, opts)
 }
 
 // reduceRank is the rank up to which planning a reduction keeps its
 // scratch on the stack.
 const reduceRank = 8
 
-func reduceLogical(op string, and bool, data *device.Tensor, axes []int, opts []ReduceOption) (*device.Tensor, error) {
-	if err := checkReduceData(op, data); err != nil {
+func reduceLogical(op *reduceOp, data *device.Tensor, axes []int, opts []ReduceOption) (*device.Tensor, error) {
+	if err := checkReduceData(op.name, data); err != nil {
 		return nil, err
 	}
 	var reducedBuf [reduceRank]bool
 	var outBuf [reduceRank]int
-	reduced, outShape, err := resolveReduce(op, bridge.Tensor(data).Dims(), axes, opts, &reducedBuf, &outBuf)
+	reduced, outShape, err := resolveReduce(op.name, bridge.Tensor(data).Dims(), axes, opts, &reducedBuf, &outBuf)
 	if err != nil {
 		return nil, err
 	}
-	return reduceRun(op, and, data, reduced, outShape)
+	return reduceRun(op, data, reduced, outShape)
 }
 
 // resolveReduce checks a reduction's axes and options for data of the
@@ -207,16 +242,17 @@ func resolveReduce(op string, shape tensor.Shape, axes []int, opts []ReduceOptio
 
 // reduceRun reduces data, whose rules hold, into a new tensor of shape
 // outShape. If a dispatch fails, the output is freed.
-func reduceRun(op string, and bool, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
+func reduceRun(op *reduceOp, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
 	d := data.Device()
 	out, err := bridge.Empty(d, tensor.Bool, outShape)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
-	r := reducer{d: d, and: and, tune: reduceTuningFor(d), families: &reduceFamilies}
+	prof := profileOf(d)
+	r := reducer{d: d, op: op, tune: *prof.reduce, general: prof.general, families: &reduceFamilies}
 	if err := r.run(data, out, bridge.Tensor(data).Dims(), reduced); err != nil {
 		out.Free()
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
 	return out, nil
 }
@@ -236,8 +272,11 @@ func checkReduceData(op string, data *device.Tensor) error {
 // reducer records the dispatches of one reduction.
 type reducer struct {
 	d    *device.Device
-	and  bool
+	op   *reduceOp
 	tune reduceTune
+	// general runs the general path (reduce_general.go) instead of the
+	// planned passes: the profile's general, which tests force.
+	general bool
 	// only, when set, is the variant every dispatch runs with, as when
 	// measuring it; otherwise each class's family picks. (The families
 	// are a field rather than the package variable, which is initialised
@@ -254,14 +293,6 @@ func (r *reducer) variant(c reduceClass) (*variant, error) {
 	return r.families[c].pick(r.d)
 }
 
-// identity is the fold's value over no elements, in each byte of a word.
-func (r *reducer) identity() uint32 {
-	if r.and {
-		return 0x01010101
-	}
-	return 0
-}
-
 // run reduces data, of the given shape, into out.
 func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bool) error {
 	if out.Bytes() == 0 {
@@ -271,6 +302,9 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	// one: every output element folds nothing.
 	if data.Bytes() == 0 {
 		return r.fill(out)
+	}
+	if r.general {
+		return r.runGeneral(data, out, shape, reduced)
 	}
 	var dimBuf [reduceRank]reduceDim
 	var passBuf, regroupBuf [reduceRank]reducePass
@@ -377,16 +411,21 @@ func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
 // fill sets every byte of t to the identity (vkCmdFillBuffer: on
 // lavapipe a memset, cheaper than a dispatch).
 func (r *reducer) fill(t *device.Tensor) error {
-	return bridge.Device(r.d).Fill(bridge.Tensor(t), r.identity())
+	return bridge.Device(r.d).Fill(bridge.Tensor(t), r.op.identityWord())
 }
 
 // dispatch records j over enough workgroups for its invocations, which
-// the first two push constants count and lay out. Every kernel takes
-// the group size and AND before the plan's spec constants.
+// the push constants' spec.Grid counts and lays out, with the group size
+// and the fold as its first spec constants.
 func (r *reducer) dispatch(j *reduceJob) error {
-	pl := &j.plan
+	return r.record(j.k, &j.plan, j.args[:])
+}
+
+// record records k with plan pl's constants over args, setting the
+// grid's push constants and the group size and fold.
+func (r *reducer) record(k *core.Kernel, pl *reducePlan, args []core.Arg) error {
 	if !fitsU32(pl.n) {
-		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", pl.n, j.k.Name)
+		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", pl.n, k.Name)
 	}
 	grid, err := bridge.Device(r.d).Grid(reduceCeil(pl.n, r.tune.groupSize))
 	if err != nil {
@@ -395,7 +434,6 @@ func (r *reducer) dispatch(j *reduceJob) error {
 	pl.push[0], pl.push[1] = uint32(pl.n), grid[0]
 	var buf [4 * reducePushWords]byte
 	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
-	spec := [2 + len(pl.spec)]uint32{uint32(r.tune.groupSize), b2u(r.and)}
-	n := 2 + copy(spec[2:], pl.spec[:pl.nspec])
-	return bridge.Device(r.d).Dispatch(j.k, spec[:n], j.args[:], push, grid)
+	pl.spec[spec.RGroup], pl.spec[spec.RFold] = uint32(r.tune.groupSize), r.op.fold
+	return bridge.Device(r.d).Dispatch(k, pl.spec[:max(pl.nspec, int(spec.RFold)+1)], args, push, grid)
 }

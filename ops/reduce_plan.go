@@ -1,11 +1,13 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/vkops/vkops/device"
-	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -73,13 +75,8 @@ var reduceTuningGPU = reduceTune{
 	minRegroup: 1 << 20,
 }
 
-// reduceTuningFor returns the tuning for d's kind of device.
-func reduceTuningFor(d *device.Device) reduceTune {
-	if bridge.Device(d).IsCPU() {
-		return reduceTuning
-	}
-	return reduceTuningGPU
-}
+// reduceTuningFor returns the tuning of the profile d plans by.
+func reduceTuningFor(d *device.Device) reduceTune { return *profileOf(d).reduce }
 
 // reduceTune is how a reduction spreads its work; see reduceTuning.
 type reduceTune struct {
@@ -364,18 +361,10 @@ func (t reduceTune) spread(units, unitWork, length, minPart, align uint64) (perI
 	return 1, parts, partLen
 }
 
-// Reading paths of reduce_inner.glsl (spec constant PATH).
-const (
-	reduceVectors   = iota // rows of whole, aligned 16-byte vectors
-	reduceMasked           // rows of reduceShort bytes or more, anywhere
-	reduceShortRows        // rows of fewer than reduceShort bytes
-	reduceRowVecs          // rows of a few whole vectors, one invocation each
-	reduceTinyRows         // rows of 1 to 15 bytes, sixteen to an output vector
-)
-
 // reduceMaxRowVecs is the longest row, in vectors, that the shader reads
-// as straight-line code (PATH 3): one pipeline per length up to it.
-// On lavapipe rows of 256 bytes read 2x as fast so as by PATH 0's loop,
+// as straight-line code (spec.ReducePathRowVecs): one pipeline per length up to it.
+// On lavapipe rows of 256 bytes read 2x as fast so as by the loop of
+// spec.ReducePathVectors,
 // of 512 bytes 1.5x, of 1 KiB 1.2x; of 2 KiB 0.9x.
 const reduceMaxRowVecs = 64
 
@@ -388,18 +377,20 @@ const reduceShort = 32
 const reduceLong = 256
 
 // reduceMaxTiny is the longest row, in bytes, that the shader reads
-// sixteen rows to an output vector (PATH 4): one pipeline per length up
+// sixteen rows to an output vector (spec.ReducePathTiny): one pipeline per length up
 // to it. Rows of 2 to 8 bytes read 0.1-1 GB/s a word at a time.
 const reduceMaxTiny = 15
 
 // reducePlan is how one piece of a pass is dispatched.
 type reducePlan struct {
 	class reduceClass
-	// push holds the kernel's push constants, the first two of which
-	// (invocations and grid width) are set at dispatch.
+	// push holds the kernel's push constants (shaders/spec), whose
+	// spec.Grid is set at dispatch.
 	push  [reducePushWords]uint32
 	npush int
-	spec  [4]uint32 // spec constants after the group size and AND
+	// spec holds the specialization constants by spec.RID, nspec of
+	// them; the group size and fold are set at dispatch.
+	spec  [len(spec.RNames)]uint32
 	nspec int
 	n     uint64 // invocations
 	// shared: invocations combine into output units, which must first be
@@ -408,8 +399,7 @@ type reducePlan struct {
 }
 
 // innerPlan plans piece p of inner pass ps, whose bindings start inSkip
-// and outSkip bytes before the data, for reduce_inner.glsl: its spec
-// constants are PATH, LONG, ROWVECS and TINY.
+// and outSkip bytes before the data, for reduce_inner.glsl.
 func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
 	rowLen := p.r1 - p.r0
 	if ps.tinyOK(p, inSkip, outSkip) {
@@ -423,18 +413,19 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	if chunks > 1 {
 		pl.class = reduceSplit
 	}
-	pl.setPush(0, 0, uint32(first), uint32(nWords), uint32(perInv), uint32(chunks), uint32(chunkBytes),
-		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), reduceClamp(ps.b-p.b0), b2u(whole))
-	path, rowVecs := reduceMasked, uint64(1)
+	setPush(&pl, &spec.ReduceInnerPush{FirstWord: uint32(first), Words: uint32(nWords), PerInv: uint32(perInv),
+		Chunks: uint32(chunks), ChunkBytes: uint32(chunkBytes), InSkip: uint32(inSkip), RowLen: uint32(rowLen),
+		Rows: uint32(p.nb), OutSkip: uint32(outSkip), Tail: reduceClamp(ps.b - p.b0), Whole: b2u(whole)})
+	path, rowVecs := spec.ReducePathMasked, uint64(1)
 	switch {
 	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
-		path, rowVecs = reduceRowVecs, rowLen/16
+		path, rowVecs = spec.ReducePathRowVecs, rowLen/16
 	case (inSkip|rowLen)%16 == 0: // chunkBytes is a multiple of 16 too
-		path = reduceVectors
+		path = spec.ReducePathVectors
 	case rowLen < reduceShort:
-		path = reduceShortRows
+		path = spec.ReducePathShort
 	}
-	pl.setSpec(uint32(path), b2u(min(rowLen, chunkBytes) >= reduceLong), uint32(rowVecs), 1)
+	pl.setInnerSpec(uint32(path), min(rowLen, chunkBytes) >= reduceLong, uint32(rowVecs), 1)
 	return pl
 }
 
@@ -448,7 +439,8 @@ func (ps reducePass) tinyOK(p reducePiece, inSkip, outSkip uint64) bool {
 		((outSkip+p.nb)%16 == 0 || p.b0+p.nb == ps.b)
 }
 
-// tinyPlan plans piece p, of tiny rows (see tinyOK), for PATH 4: each
+// tinyPlan plans piece p, of tiny rows (see tinyOK), for
+// spec.ReducePathTiny: each
 // invocation writes whole output vectors, 16 rows each, and reads at
 // least minWork bytes.
 func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
@@ -456,15 +448,15 @@ func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
 	vecs := reduceCeil(p.nb, 16)
 	perInv := max(t.minWork/(16*rowLen), 1)
 	pl := reducePlan{class: reduceRows, n: reduceCeil(vecs, perInv)}
-	pl.setPush(0, 0, uint32(outSkip/16), uint32(vecs), uint32(perInv), 1, 16,
-		uint32(inSkip), uint32(rowLen), uint32(p.nb), uint32(outSkip), uint32(p.nb), 1)
-	pl.setSpec(reduceTinyRows, 0, 1, uint32(rowLen))
+	setPush(&pl, &spec.ReduceInnerPush{FirstWord: uint32(outSkip / 16), Words: uint32(vecs), PerInv: uint32(perInv),
+		Chunks: 1, ChunkBytes: 16, InSkip: uint32(inSkip), RowLen: uint32(rowLen), Rows: uint32(p.nb),
+		OutSkip: uint32(outSkip), Tail: uint32(p.nb), Whole: 1})
+	pl.setInnerSpec(spec.ReducePathTiny, false, 1, uint32(rowLen))
 	return pl
 }
 
 // outerPlan plans piece p of outer pass ps, whose bindings start inSkip
-// and outSkip bytes before the data, for reduce_outer.glsl: its spec
-// constant is VEC.
+// and outSkip bytes before the data, for reduce_outer.glsl.
 func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
 	vec := ps.vecOK(p, inSkip, outSkip)
 	rows, cspan := p.r1-p.r0, p.c1-p.c0
@@ -495,19 +487,46 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 		batchStride = ps.r * ps.c
 	}
 	pl := reducePlan{class: reduceCols, n: reduceCeil(units, perInv) * blocks, shared: blocks > 1 || !whole}
-	pl.setPush(0, 0, uint32(first), uint32(units), uint32(perInv), uint32(blocks), uint32(blockRows), uint32(rows),
-		uint32(cspan), uint32(p.nb), uint32(rowStride), uint32(batchStride), uint32(inSkip), uint32(outSkip),
-		reduceClamp(ps.b*ps.c-(p.b0*ps.c+p.c0)), b2u(whole))
-	pl.setSpec(b2u(vec), uint32(vecs))
+	setPush(&pl, &spec.ReduceOuterPush{FirstUnit: uint32(first), Units: uint32(units), PerInv: uint32(perInv),
+		Blocks: uint32(blocks), BlockRows: uint32(blockRows), Rows: uint32(rows), CSpan: uint32(cspan),
+		Batches: uint32(p.nb), RowStride: uint32(rowStride), BatchStride: uint32(batchStride),
+		InSkip: uint32(inSkip), OutSkip: uint32(outSkip), Tail: reduceClamp(ps.b*ps.c - (p.b0*ps.c + p.c0)), Whole: b2u(whole)})
+	pl.setSpec(spec.RVec, b2u(vec))
+	pl.setSpec(spec.RVecs, uint32(vecs))
 	return pl
 }
 
-// reducePushWords is the most push constants a reduce kernel takes.
-const reducePushWords = 16
+// String describes the plan as the tests print it: its class, the
+// invocations, and the constants that choose how it reads.
+func (pl *reducePlan) String() string {
+	if pl.class == reduceCols {
+		o := (*spec.ReduceOuterPush)(unsafe.Pointer(&pl.push))
+		return fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", pl.class, pl.n, o.PerInv, o.Blocks,
+			pl.spec[spec.RVec], pl.spec[spec.RVecs])
+	}
+	in := (*spec.ReduceInnerPush)(unsafe.Pointer(&pl.push))
+	return fmt.Sprintf("%v n=%d perInv=%d chunks=%d %s", pl.class, pl.n, in.PerInv, in.Chunks, spec.ReducePathName(pl.spec[spec.RPath]))
+}
 
-func (pl *reducePlan) setPush(w ...uint32) { pl.npush = copy(pl.push[:], w) }
+// setPush sets pl's push constants to p, a struct of shaders/spec whose
+// words are uint32s: the host is little-endian, as the devices are.
+func setPush[P any](pl *reducePlan, p *P) {
+	pl.npush = copy(pl.push[:], unsafe.Slice((*uint32)(unsafe.Pointer(p)), unsafe.Sizeof(*p)/4))
+}
 
-func (pl *reducePlan) setSpec(c ...uint32) { pl.nspec = copy(pl.spec[:], c) }
+// setSpec sets specialization constant id to v.
+func (pl *reducePlan) setSpec(id spec.RID, v uint32) {
+	pl.spec[id] = v
+	pl.nspec = max(pl.nspec, int(id)+1)
+}
+
+// setInnerSpec sets reduce_inner.glsl's constants.
+func (pl *reducePlan) setInnerSpec(path uint32, long bool, rowVecs, tiny uint32) {
+	pl.setSpec(spec.RPath, path)
+	pl.setSpec(spec.RLong, b2u(long))
+	pl.setSpec(spec.RRowVecs, rowVecs)
+	pl.setSpec(spec.RTiny, tiny)
+}
 
 // vecOK reports whether piece p of pass ps may take the outer kernel's
 // vector path: every row, batch and column run, and both bindings, start

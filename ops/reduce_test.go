@@ -307,47 +307,77 @@ func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 	t.Logf("%d cases", cases)
 }
 
-// The planner picks the streaming kernels for the benchmark shapes: one
-// pass per reduced dimension, the vector path across aligned rows, long
-// rows whole and short ones several to an invocation.
+// reducePlanString plans a reduction of shape over reduced with tuning
+// tu, as reducer.run does on one page of 128 MiB, and prints each pass's
+// first piece's plan: "[B R C] class n=... ...; ...".
+func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string {
+	var plan []string
+	for _, p := range tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, shape, reduced))) {
+		pc := p.pieces(nil, 1<<27)[0]
+		pl := tu.outerPlan(p, pc, 0, 0)
+		if p.inner() {
+			pl = tu.innerPlan(p, pc, 0, 0)
+		}
+		plan = append(plan, fmt.Sprintf("%v %v", []uint64{p.b, p.r, p.c}, &pl))
+	}
+	return strings.Join(plan, "; ")
+}
+
+// Each profile plans the benchmark shapes as its tuning intends: on the
+// CPU profile one pass per reduced dimension, the vector path across
+// aligned rows, long rows whole and short ones several to an
+// invocation; on the GPU profile many more invocations, each reading
+// little. Both profiles' plans run on lavapipe in the other tests.
 func TestReducePlanChoices(t *testing.T) {
 	for _, c := range []struct {
-		shape   tensor.Shape
-		reduced []bool
-		want    string
+		shape    tensor.Shape
+		reduced  []bool
+		cpu, gpu string
 	}{
-		{tensor.Shape{4096, 16384}, []bool{false, true}, "inner [4096 16384 1] perInv 1 chunks 1 path 0"},
-		{tensor.Shape{4096, 16384}, []bool{true, false}, "outer [1 4096 16384] vec true perInv 8 blocks 8"},
-		{tensor.Shape{4096, 16384}, []bool{true, true}, "inner [1 67108864 1] perInv 1 chunks 1024 path 0"},
+		{tensor.Shape{4096, 16384}, []bool{false, true},
+			"[4096 16384 1] rows n=1024 perInv=1 chunks=1 PATH_VECTORS",
+			"[4096 16384 1] split n=262144 perInv=1 chunks=256 PATH_VECTORS"},
+		{tensor.Shape{4096, 16384}, []bool{true, false},
+			"[1 4096 16384] cols n=1024 perInv=8 blocks=8 vec=1 vecs=8",
+			"[1 4096 16384] cols n=262144 perInv=1 blocks=256 vec=1 vecs=1"},
+		{tensor.Shape{4096, 16384}, []bool{true, true},
+			"[1 67108864 1] split n=1024 perInv=1 chunks=1024 PATH_VECTORS",
+			"[1 67108864 1] split n=1048576 perInv=1 chunks=1048576 PATH_VECTORS"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"inner [262144 64 1] perInv 64 chunks 1 path 3; outer [64 64 64] vec true perInv 4 blocks 1"},
+			"[262144 64 1] rows n=1024 perInv=64 chunks=1 PATH_ROWVECS; [64 64 64] cols n=64 perInv=4 blocks=1 vec=1 vecs=4",
+			"[262144 64 1] rows n=65536 perInv=1 chunks=1 PATH_ROWVECS; [64 64 64] cols n=1024 perInv=1 blocks=4 vec=1 vecs=1"},
 		// Units of little work go several to an invocation, but a small
 		// pass still takes up to target invocations.
-		{tensor.Shape{1000, 3}, []bool{true, false}, "outer [1 1000 3] vec false perInv 1 blocks 1"},
-		{tensor.Shape{16, 1537}, []bool{true, false}, "outer [1 16 1537] vec false perInv 1 blocks 1"},
+		{tensor.Shape{1000, 3}, []bool{true, false},
+			"[1 1000 3] cols n=1 perInv=1 blocks=1 vec=0 vecs=1",
+			"[1 1000 3] cols n=1 perInv=1 blocks=1 vec=0 vecs=1"},
+		{tensor.Shape{16, 1537}, []bool{true, false},
+			"[1 16 1537] cols n=385 perInv=1 blocks=1 vec=0 vecs=1",
+			"[1 16 1537] cols n=385 perInv=1 blocks=1 vec=0 vecs=1"},
 		// Rows of a few bytes go sixteen to an output vector; size-1 axes
 		// alone are rows of one byte.
-		{tensor.Shape{4096, 5}, []bool{false, true}, "inner [4096 5 1] perInv 204 chunks 1 path 4"},
-		{tensor.Shape{1, 4096}, []bool{true, false}, "inner [4096 1 1] perInv 1024 chunks 1 path 4"},
+		{tensor.Shape{4096, 5}, []bool{false, true},
+			"[4096 5 1] rows n=2 perInv=204 chunks=1 PATH_TINY",
+			"[4096 5 1] rows n=86 perInv=3 chunks=1 PATH_TINY"},
+		{tensor.Shape{1, 4096}, []bool{true, false},
+			"[4096 1 1] rows n=1 perInv=1024 chunks=1 PATH_TINY",
+			"[4096 1 1] rows n=16 perInv=16 chunks=1 PATH_TINY"},
 		// A small last pass is not split, nor many units: that would cost
 		// a fill and a barrier.
 		{tensor.Shape{256, 256, 256}, []bool{true, false, true},
-			"inner [65536 256 1] perInv 16 chunks 1 path 3; outer [1 256 256] vec true perInv 8 blocks 1"},
-		{tensor.Shape{256, 256, 256}, []bool{false, true, false}, "outer [256 256 256] vec true perInv 8 blocks 1"},
+			"[65536 256 1] rows n=1024 perInv=16 chunks=1 PATH_ROWVECS; [1 256 256] cols n=2 perInv=8 blocks=1 vec=1 vecs=8",
+			"[65536 256 1] split n=65536 perInv=1 chunks=4 PATH_VECTORS; [1 256 256] cols n=256 perInv=1 blocks=16 vec=1 vecs=1"},
+		{tensor.Shape{256, 256, 256}, []bool{false, true, false},
+			"[256 256 256] cols n=512 perInv=8 blocks=1 vec=1 vecs=8",
+			"[256 256 256] cols n=65536 perInv=1 blocks=16 vec=1 vecs=1"},
 	} {
-		var plan []string
-		for _, p := range reducePasses(nil, reduceCollapse(nil, c.shape, c.reduced)) {
-			pc := p.pieces(nil, 1<<27)[0]
-			if p.inner() {
-				pl := reduceTuning.innerPlan(p, pc, 0, 0)
-				plan = append(plan, fmt.Sprintf("inner %v perInv %d chunks %d path %d", []uint64{p.b, p.r, p.c}, pl.push[4], pl.push[5], pl.spec[0]))
-				continue
+		for _, p := range []struct {
+			name, want string
+			prof       profile
+		}{{"cpu", c.cpu, cpuProfile}, {"gpu", c.gpu, gpuProfile}} {
+			if got := reducePlanString(*p.prof.reduce, c.shape, c.reduced); got != p.want {
+				t.Errorf("%s profile: %v reduced %v:\n got %s\nwant %s", p.name, c.shape, c.reduced, got, p.want)
 			}
-			pl := reduceTuning.outerPlan(p, pc, 0, 0)
-			plan = append(plan, fmt.Sprintf("outer %v vec %v perInv %d blocks %d", []uint64{p.b, p.r, p.c}, pl.spec[0] == 1, pl.push[4], pl.push[5]))
-		}
-		if got := strings.Join(plan, "; "); got != c.want {
-			t.Errorf("%v reduced %v: %s, want %s", c.shape, c.reduced, got, c.want)
 		}
 	}
 }

@@ -21,9 +21,8 @@
 // bit 14, FOLD_ROWS; bits 16-19, the instructions.
 layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
 const uint KEY = (HEAD >> 8) & 15u;
-const uint FOLD = (HEAD >> 12) & 3u;
+const uint FOLD = (HEAD >> 12) & 3u; // FOLD_NONE, FOLD_ANY or FOLD_ALL (spec.glsl)
 const uint NINS = (HEAD >> 16) & 15u;
-const uint FOLD_ANY = 1u, FOLD_ALL = 2u;
 const bool FOLD_ROWS = ((HEAD >> 14) & 1u) != 0u;
 #define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
 uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }

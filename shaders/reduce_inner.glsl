@@ -4,13 +4,12 @@
 // short, or one chunk of each row when the planner splits few long rows
 // across invocations (ops/reduce_plan.go).
 //
-// The fold is always an OR: for AND each byte is first mapped to "is
-// zero" (0x80 or 0), so AND = NOT(OR(NOT x)). An invocation that covers
-// its whole word stores it; otherwise it combines into a word that the
-// planner filled with the identity (0 for OR, 0x01010101 for AND), and
-// only when it found something: atomicOr sets rows that hold a true,
-// atomicAnd clears rows that hold a false. A long row stops being read
-// once it holds a true (OR) or a false (AND).
+// The fold is reduce_fold.glsl's: each row's bytes are searched for one
+// the fold finds (nonzero for FOLD_ANY, zero for FOLD_ALL). An invocation
+// that covers its whole word stores the answers; otherwise it combines
+// into a word that the planner filled with the identity, and only when
+// it found something. A long row stops being read once the fold found
+// a byte in it.
 //
 // How rows are read is chosen per dispatch by specialization constants,
 // not by branches: a CPU driver such as lavapipe runs both sides of a
@@ -34,30 +33,30 @@
 #extension GL_KHR_shader_subgroup_vote : require
 #endif
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const bool AND = false;
+#include "reduce_fold.glsl"
+
 // PATH is how rows are read (innerPlan in ops/reduce_plan.go):
-//   0  whole vectors: every row, and every chunk of one, starts and ends
+//   PATH_VECTORS  whole vectors: every row, and every chunk of one, starts and ends
 //      on a 16-byte vector, so no byte needs masking;
-//   1  vectors, masking the bytes of the first and last vector of each
+//   PATH_MASKED   vectors, masking the bytes of the first and last vector of each
 //      row that are not the row's (rows of at least SHORT bytes);
-//   2  short rows (fewer than SHORT bytes), a word at a time, the four
+//   PATH_SHORT    short rows (fewer than SHORT bytes), a word at a time, the four
 //      rows of an output word together;
-//   3  rows of ROWVECS whole vectors, each read by one invocation: short
+//   PATH_ROWVECS  rows of ROWVECS whole vectors, each read by one invocation: short
 //      rows, read by straight-line code, with no loop per row;
-//   4  tiny rows of TINY bytes (1 to 15), sixteen to an output vector,
+//   PATH_TINY     tiny rows of TINY bytes (1 to 15), sixteen to an output vector,
 //      read as the TINY whole vectors that hold them exactly.
-layout(constant_id = 2) const uint PATH = 0u;
+layout(constant_id = SPEC_R_PATH) const uint PATH = PATH_VECTORS;
 // LONG: rows (or chunks) hold at least STEP vectors, so the loop that
 // reads STEP at a time is compiled in.
-layout(constant_id = 3) const bool LONG = false;
-// ROWVECS: the vectors of each row with PATH 3.
-layout(constant_id = 4) const uint ROWVECS = 1u;
-// TINY: the bytes of each row with PATH 4.
-layout(constant_id = 5) const uint TINY = 1u;
+layout(constant_id = SPEC_R_LONG) const bool LONG = false;
+// ROWVECS: the vectors of each row with PATH_ROWVECS.
+layout(constant_id = SPEC_R_ROWVECS) const uint ROWVECS = 1u;
+// TINY: the bytes of each row with PATH_TINY.
+layout(constant_id = SPEC_R_TINY) const uint TINY = 1u;
 
 // Rows shorter than this many bytes, and not of whole vectors, take
-// PATH 2.
+// PATH_SHORT.
 const uint SHORT = 32u;
 
 #ifdef TEXEL
@@ -68,42 +67,20 @@ layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
 uvec4 vec(uint v) { return src[v]; }
 #endif
 layout(std430, binding = 1) buffer Dst { uint dst[]; };
-// The same binding as whole vectors, which PATH 4 stores in one go: on
+// The same binding as whole vectors, which PATH_TINY stores in one go: on
 // lavapipe each store is a loop over the SIMD lanes, so one of 16 bytes
 // costs about as much as one of 4.
 layout(std430, binding = 1) writeonly buffer DstVecs { uvec4 dstVecs[]; };
 
-layout(push_constant) uniform Push {
-	uint n;          // invocations: ceil(words / perInv) * chunks
-	uint groupsX;    // workgroups in X of the grid
-	uint firstWord;  // the binding word of invocation 0 (vector with PATH 4)
-	uint words;      // output words covered (vectors with PATH 4)
-	uint perInv;     // words per invocation, 1 when chunks > 1
-	uint chunks;     // invocations per word, each taking one chunk of every row
-	uint chunkBytes; // bytes per chunk, a multiple of 16
-	uint inSkip;     // binding byte where row 0 starts
-	uint rowLen;     // bytes of each row inside this dispatch
-	uint rows;       // rows in this dispatch
-	uint outSkip;    // binding byte of row 0's output
-	uint tail;       // rows from row 0 that exist at all (padding after)
-	uint whole;      // 1: every row lies entirely in this dispatch
-} pc;
+layout(push_constant) uniform Push { PUSH_REDUCE_INNER } pc; // spec.ReduceInnerPush
 
-// zeroBytes maps each byte of x to 0x80 if it is zero and to 0 if not,
-// exactly per byte (no borrow between bytes).
-uint zeroBytes(uint x) { return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu); }
-uvec4 zeroBytes4(uvec4 x) {
-	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
-}
-uint fold(uint x) { return AND ? zeroBytes(x) : x; }
-// foldAny4 is fold4 where only whether some byte folds to nonzero
-// matters, not which: for AND the classic zero-byte test, whose borrows
+// findAny4 is find4 where only whether some byte is found matters, not
+// which: for FOLD_ALL the classic zero-byte test, whose borrows
 // may mark bytes above a zero byte too, in three fewer operations a
 // word. Its result counts only under ANYBITS, and many of them may be
 // or-ed before the mask is applied.
-uvec4 foldAny4(uvec4 x) { return AND ? (x - 0x01010101u) & ~x : x; }
-const uint ANYBITS = AND ? 0x80808080u : 0xFFFFFFFFu;
-uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
+uvec4 findAny4(uvec4 x) { return ALL ? (x - 0x01010101u) & ~x : x; }
+const uint ANYBITS = ALL ? 0x80808080u : 0xFFFFFFFFu;
 
 uint word(uint w) { return vec(w >> 2)[w & 3u]; }
 
@@ -117,18 +94,18 @@ const uint STEP = 4u;
 #endif
 
 // foldVectors returns a or-ed with the vectors [v, end) folded by
-// foldAny4, under ANYBITS: nonzero exactly when a was or some byte folds
+// findAny4, under ANYBITS: nonzero exactly when a was or some byte folds
 // to nonzero. It stops early once that is so: the row's answer is known.
 uvec4 foldVectors(uvec4 a, uint v, uint end) {
 	if (LONG) {
 		for (; v + STEP <= end && all(equal(a & ANYBITS, uvec4(0u))); v += STEP) {
 			[[unroll]] for (uint k = 0u; k < STEP; k++) {
-				a |= foldAny4(vec(v + k));
+				a |= findAny4(vec(v + k));
 			}
 		}
 	}
 	for (; v < end && all(equal(a & ANYBITS, uvec4(0u))); v++) {
-		a |= foldAny4(vec(v));
+		a |= findAny4(vec(v));
 	}
 	return a & ANYBITS;
 }
@@ -144,20 +121,20 @@ uvec4 vecBytes(uint from, uint to) {
 }
 
 // anyIn reports whether some byte in [s, e) of the binding folds to
-// nonzero (s < e). With PATH 1 the bytes of the first and last vector
+// nonzero (s < e). With PATH_MASKED the bytes of the first and last vector
 // outside the range are masked after folding, so they count as neutral
-// for OR and AND alike; a range within one vector is its first and last,
+// for every fold; a range within one vector is its first and last,
 // chosen by selects rather than a branch.
 bool anyIn(uint s, uint e) {
-	if (PATH == 0u) {
+	if (PATH == PATH_VECTORS) {
 		return any(notEqual(foldVectors(uvec4(0u), s >> 4, e >> 4), uvec4(0u)));
 	}
 	uint v = s >> 4;
 	uint last = (e - 1u) >> 4;
 	uint end = ((e - 1u) & 15u) + 1u;
 	bool one = v == last;
-	uvec4 a = fold4(vec(v)) & vecBytes(s & 15u, one ? end : 16u);
-	a |= fold4(vec(last)) & (one ? uvec4(0u) : vecBytes(0u, end));
+	uvec4 a = find4(vec(v)) & vecBytes(s & 15u, one ? end : 16u);
+	a |= find4(vec(last)) & (one ? uvec4(0u) : vecBytes(0u, end));
 	return any(notEqual(foldVectors(a, v + 1u, last), uvec4(0u)));
 }
 
@@ -179,13 +156,13 @@ uvec4 foldShort(uvec4 s, uvec4 e) {
 	uint hi = max(max(e.x, e.y), max(e.z, e.w));
 	for (uint w = lo >> 2; 4u * w < hi; w++) {
 		int base = int(4u * w);
-		acc |= uvec4(fold(word(w))) & spanMask(clamp(ivec4(s) - base, 0, 4), clamp(ivec4(e) - base, 0, 4));
+		acc |= uvec4(find(word(w))) & spanMask(clamp(ivec4(s) - base, 0, 4), clamp(ivec4(e) - base, 0, 4));
 	}
 	return acc;
 }
 
-// combine folds found (0x01 in each lane whose rows hold a true for OR,
-// a false for AND) into binding word w, which others share.
+// combine folds found (0x01 in each lane whose row the fold found a byte
+// in) into binding word w, which others share.
 void combine(uint w, uint found) {
 #ifdef SUBGROUP
 	// In a split dispatch neighbouring invocations read chunks of the
@@ -200,26 +177,22 @@ void combine(uint w, uint found) {
 	if (found == 0u) {
 		return;
 	}
-	if (AND) {
-		atomicAnd(dst[w], ~found);
-	} else {
-		atomicOr(dst[w], found);
-	}
+	COMBINE(dst[w], found)
 }
 
-// store stores found (0x01 in each lane whose rows hold a true for OR,
-// a false for AND) as binding word w when the invocation owns the whole
+// store stores the answers to found (0x01 in each lane whose row the
+// fold found a byte in) as binding word w when the invocation owns the whole
 // word, else combines it with the others'.
 void store(uint w, uint found, bool owned) {
 	if (owned) {
-		dst[w] = AND ? found ^ 0x01010101u : found;
+		dst[w] = answer(found);
 	} else {
 		combine(w, found);
 	}
 }
 
 // wordRows folds the four rows of binding word w, of ROWVECS whole
-// vectors each (PATH 3). A row that is not this dispatch's reads row 0
+// vectors each (PATH_ROWVECS). A row that is not this dispatch's reads row 0
 // instead, and does not count: a select, where a branch would cost
 // every row.
 void wordRows(uint w) {
@@ -232,23 +205,15 @@ void wordRows(uint w) {
 		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * ROWVECS;
 		uvec4 a = uvec4(0u);
 		[[unroll]] for (uint t = 0u; t < ROWVECS; t++) {
-			a |= foldAny4(vec(v + t));
+			a |= findAny4(vec(v + t));
 		}
 		found |= uint(here && any(notEqual(a & ANYBITS, uvec4(0u)))) << (8u * k);
 	}
 	store(w, found, owned);
 }
 
-// nonzero4 maps each byte of x to 1 if it is nonzero and to 0 if not.
-uvec4 nonzero4(uvec4 x) {
-	x |= x >> 4;
-	x |= x >> 2;
-	x |= x >> 1;
-	return x & 0x01010101u;
-}
-
 // tinyRows folds the sixteen rows of binding vector o of the output, of
-// TINY bytes each (PATH 4), from input vectors w*TINY on: they hold the
+// TINY bytes each (PATH_TINY), from input vectors w*TINY on: they hold the
 // sixteen rows exactly. A bit per byte, whether it folds to nonzero, is
 // gathered first; each row's TINY bits are then tested at offsets that
 // are constants once TINY is, so no byte is branched on. Past the last
@@ -259,7 +224,7 @@ void tinyRows(uint o, uint w) {
 	uint base = (pc.inSkip >> 4) + w * TINY;
 	uint lastVec = (pc.inSkip + pc.rows * TINY - 1u) >> 4;
 	if (TINY == 1u) {
-		// A row of one byte is itself: nonzero is true, for OR and AND.
+		// A row of one byte is itself: nonzero is true, for every fold.
 		dstVecs[o] = nonzero4(vec(min(base, lastVec)));
 		return;
 	}
@@ -268,7 +233,7 @@ void tinyRows(uint o, uint w) {
 		bits[i] = 0u;
 	}
 	[[unroll]] for (uint t = 0u; t < TINY; t++) {
-		uvec4 x = nonzero4(fold4(vec(min(base + t, lastVec))));
+		uvec4 x = nonzero4(find4(vec(min(base + t, lastVec))));
 		uvec4 nib = (x | x >> 7u | x >> 14u | x >> 21u) & 0xFu;
 		bits[t >> 1u] |= (nib.x | nib.y << 4u | nib.z << 8u | nib.w << 12u) << (16u * (t & 1u));
 	}
@@ -281,7 +246,7 @@ void tinyRows(uint o, uint w) {
 		}
 		found[k >> 2u] |= uint((b & ((1u << TINY) - 1u)) != 0u) << (8u * (k & 3u));
 	}
-	dstVecs[o] = AND ? found ^ 0x01010101u : found;
+	dstVecs[o] = answer4(found);
 }
 
 // reduceWord folds chunk c of the rows of binding word w into it.
@@ -303,7 +268,7 @@ void reduceWord(uint w, uint c) {
 		e[k] = min(s[k] + pc.chunkBytes, rowStart + pc.rowLen);
 	}
 	uvec4 acc = uvec4(0u);
-	if (PATH == 2u) {
+	if (PATH == PATH_SHORT) {
 		acc = foldShort(s, e);
 	} else {
 		[[unroll]] for (uint k = 0u; k < 4u; k++) {
@@ -326,9 +291,9 @@ void main() {
 	uint first = (i / pc.chunks) * pc.perInv;
 	uint last = min(first + pc.perInv, pc.words);
 	for (uint w = first; w < last; w++) {
-		if (PATH == 4u) {
+		if (PATH == PATH_TINY) {
 			tinyRows(pc.firstWord + w, w);
-		} else if (PATH == 3u) {
+		} else if (PATH == PATH_ROWVECS) {
 			wordRows(pc.firstWord + w);
 		} else {
 			reduceWord(pc.firstWord + w, c);

@@ -6,12 +6,11 @@
 // rows. See ops/reduce_plan.go for how the planner cuts a tensor into
 // such dispatches.
 //
-// The fold is always an OR: for AND each byte is first mapped to "is
-// zero" (0x80 or 0), so AND = NOT(OR(NOT x)). An invocation that covers
-// all rows of its whole unit stores it; otherwise it combines into a unit
-// that the planner filled with the identity (0 for OR, 0x01 per byte for
-// AND), and only when it found something: atomicOr sets bytes that saw a
-// true, atomicAnd clears bytes that saw a false.
+// The fold is reduce_fold.glsl's: each column's bytes are searched for
+// one the fold finds (nonzero for FOLD_ANY, zero for FOLD_ALL). An
+// invocation that covers all rows of its whole unit stores the answers;
+// otherwise it combines into a unit that the planner filled with the
+// identity, and only when it found something.
 //
 // VEC needs rowStride, batchStride, cspan and both skips to be multiples
 // of 16: then every unit is one aligned vector in every row. Without it,
@@ -25,12 +24,12 @@
 // undefined: reads only ever count the bytes of their own range.
 #extension GL_EXT_control_flow_attributes : require
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const bool AND = false;
-layout(constant_id = 2) const bool VEC = false;
+#include "reduce_fold.glsl"
+
+layout(constant_id = SPEC_R_VEC) const bool VEC = false;
 // VECS: with VEC, the 16-byte columns side by side that an invocation
 // reads in each row.
-layout(constant_id = 3) const uint VECS = 4u;
+layout(constant_id = SPEC_R_VECS) const uint VECS = 4u;
 
 #ifdef TEXEL
 layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcTexels;
@@ -41,51 +40,11 @@ uvec4 vec(uint v) { return src[v]; }
 #endif
 layout(std430, binding = 1) buffer Dst { uvec4 dst[]; };
 
-layout(push_constant) uniform Push {
-	uint n;           // invocations: ceil(units / perInv) * blocks
-	uint groupsX;     // workgroups in X of the grid
-	uint firstUnit;   // the binding unit of invocation 0
-	uint units;       // output units covered
-	uint perInv;      // units per invocation: with blocks > 1, 1 (VECS with VEC)
-	uint blocks;      // row blocks per unit
-	uint blockRows;   // rows per block
-	uint rows;        // rows in this dispatch
-	uint cspan;       // output bytes per batch in this dispatch
-	uint batches;     // batches in this dispatch
-	uint rowStride;   // input bytes from one row to the next
-	uint batchStride; // input bytes from one batch to the next
-	uint inSkip;      // binding byte of batch 0, row 0, column 0
-	uint outSkip;     // binding byte of batch 0, column 0's output
-	uint tail;        // output bytes from outSkip that exist at all
-	uint whole;       // 1: the batches' rows all lie in this dispatch
-} pc;
+layout(push_constant) uniform Push { PUSH_REDUCE_OUTER } pc; // spec.ReduceOuterPush
 
-// zeroBytes maps each byte of x to 0x80 if it is zero and to 0 if not,
-// exactly per byte (no borrow between bytes).
-uint zeroBytes(uint x) { return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu); }
-uvec4 zeroBytes4(uvec4 x) {
-	return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
-}
-uint fold(uint x) { return AND ? zeroBytes(x) : x; }
 // highBits4 sets the high bit of each nonzero byte of x and clears it in
 // each zero byte; the low bits are undefined.
 uvec4 highBits4(uvec4 x) { return ((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x; }
-uvec4 fold4(uvec4 x) { return AND ? zeroBytes4(x) : x; }
-
-// nonzero maps each byte to 0x01 if it is nonzero and to 0 if not: bit 0
-// of each byte collects bits 0..7 of the same byte only.
-uint nonzero(uint x) {
-	x |= x >> 4;
-	x |= x >> 2;
-	x |= x >> 1;
-	return x & 0x01010101u;
-}
-uvec4 nonzero4(uvec4 x) {
-	x |= x >> 4;
-	x |= x >> 2;
-	x |= x >> 1;
-	return x & 0x01010101u;
-}
 
 uint word(uint w) { return vec(w >> 2)[w & 3u]; }
 
@@ -106,18 +65,14 @@ uint bytesAt(uint p, uint len) {
 }
 
 void combine(uint o, uint lane, uint found) {
-	if (AND) {
-		atomicAnd(dst[o][lane], ~found);
-	} else {
-		atomicOr(dst[o][lane], found);
-	}
+	COMBINE(dst[o][lane], found)
 }
 
 // emitVector stores or combines the fold acc of output vector o.
 void emitVector(uint o, uvec4 acc, bool owned) {
 	uvec4 found = nonzero4(acc);
 	if (owned) {
-		dst[o] = AND ? found ^ 0x01010101u : found;
+		dst[o] = answer4(found);
 		return;
 	}
 	for (uint lane = 0u; lane < 4u; lane++) {
@@ -136,30 +91,30 @@ uint vectors(uint u, uint last, uint blk) {
 	uint r0 = blk * pc.blockRows;
 	uint r1 = min(r0 + pc.blockRows, pc.rows);
 	uint rel = 16u * u;
-	uint bb = rel / pc.cspan;
-	uint cc = rel - bb * pc.cspan;
-	uint n = min(min(VECS, last - u), (pc.cspan - cc) / 16u);
+	uint bb = rel / pc.cSpan;
+	uint cc = rel - bb * pc.cSpan;
+	uint n = min(min(VECS, last - u), (pc.cSpan - cc) / 16u);
 	uint stride = pc.rowStride >> 4;
 	uint v = (pc.inSkip + bb * pc.batchStride + cc) / 16u + r0 * stride;
-	// For AND each column keeps the and of highBits4, whose bytes' high
+	// For FOLD_ALL each column keeps the and of highBits4, whose bytes' high
 	// bits stay set while every byte seen was nonzero: a byte of the
 	// result is 0x80 where the column held a false, as zeroBytes would
 	// give, in fewer operations per vector.
 	uvec4 a[VECS];
 	[[unroll]] for (uint k = 0u; k < VECS; k++) {
-		a[k] = uvec4(AND ? 0xFFFFFFFFu : 0u);
+		a[k] = uvec4(ALL ? 0xFFFFFFFFu : 0u);
 	}
 	// Past the n-th unit the last column repeats: a read of data that is
 	// there anyway, where a branch would cost more.
 	for (uint r = r0; r < r1; r++) {
 		[[unroll]] for (uint k = 0u; k < VECS; k++) {
 			uvec4 x = vec(v + min(k, n - 1u));
-			a[k] = AND ? a[k] & highBits4(x) : a[k] | x;
+			a[k] = ALL ? a[k] & highBits4(x) : a[k] | x;
 		}
 		v += stride;
 	}
 	[[unroll]] for (uint k = 0u; k < VECS; k++) {
-		a[k] = AND ? ~a[k] & 0x80808080u : a[k];
+		a[k] = ALL ? ~a[k] & 0x80808080u : a[k];
 	}
 	bool owned = pc.whole == 1u && pc.blocks == 1u;
 	uint o = pc.firstUnit + u;
@@ -175,7 +130,7 @@ void words(uint u, uint blk) {
 	uint r0 = blk * pc.blockRows;
 	uint r1 = min(r0 + pc.blockRows, pc.rows);
 	uint w = pc.firstUnit + u;
-	uint outLen = pc.batches * pc.cspan;
+	uint outLen = pc.batches * pc.cSpan;
 	bool owned = pc.whole == 1u && pc.blocks == 1u;
 	uint found = 0u;
 	for (uint k = 0u; k < 4u;) {
@@ -187,21 +142,21 @@ void words(uint u, uint blk) {
 			continue;
 		}
 		// A run of lanes in one batch: consecutive bytes in every row.
-		uint bb = uint(rel) / pc.cspan;
-		uint cc = uint(rel) - bb * pc.cspan;
-		uint len = min(4u - k, pc.cspan - cc);
+		uint bb = uint(rel) / pc.cSpan;
+		uint cc = uint(rel) - bb * pc.cSpan;
+		uint len = min(4u - k, pc.cSpan - cc);
 		uint mask = 0xFFFFFFFFu >> (32u - 8u * len);
 		uint p = pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride;
 		uint acc = 0u;
 		for (uint r = r0; r < r1; r++) {
-			acc |= fold(bytesAt(p, len)) & mask;
+			acc |= find(bytesAt(p, len)) & mask;
 			p += pc.rowStride;
 		}
 		found |= nonzero(acc) << (8u * k);
 		k += len;
 	}
 	if (owned) {
-		dst[w >> 2][w & 3u] = AND ? found ^ 0x01010101u : found;
+		dst[w >> 2][w & 3u] = answer(found);
 	} else if (found != 0u) {
 		combine(w >> 2, w & 3u, found);
 	}

@@ -5,6 +5,8 @@
 // SPIR-V exists.
 package spec
 
+import "fmt"
+
 // ID is the id of a specialization constant that Go and GLSL share:
 // the elementwise skeleton (elementwise.glsl) declares each by the name
 // Names gives it, and make shaders writes spec.glsl, which defines
@@ -94,3 +96,61 @@ const (
 // keyNames are the keys' GLSL names, by value.
 var keyNames = [...]string{KeyUint: "KEY_UINT", KeyInt: "KEY_INT", KeyBool: "KEY_BOOL", KeyF16: "KEY_F16",
 	KeyBF16: "KEY_BF16", KeyF32: "KEY_F32", KeyF64: "KEY_F64"}
+
+// RID is the id of a specialization constant of the reduction kernels
+// (reduce_inner.glsl, reduce_outer.glsl, reduce_general.glsl), which
+// declare each as SPEC_R_NAME from RNames. Each kernel uses the ids it
+// needs; Go passes every id up to the highest one it uses, the others 0.
+type RID uint32
+
+// The reduction kernels' specialization constants.
+const (
+	RGroup   RID = iota // invocations per workgroup in X
+	RFold               // the fold: FoldAny or FoldAll
+	RPath               // reduce_inner: how rows are read (ReducePath*)
+	RLong               // reduce_inner: rows hold enough vectors for the unrolled loop
+	RRowVecs            // reduce_inner, ReducePathRowVecs: the vectors of each row
+	RTiny               // reduce_inner, ReducePathTiny: the bytes of each row
+	RVec                // reduce_outer: columns are read as aligned 16-byte vectors
+	RVecs               // reduce_outer, RVec: the vectors side by side an invocation reads
+)
+
+// RNames are the GLSL names of the reduction kernels' constants, by id.
+var RNames = [...]string{RGroup: "GROUP", RFold: "FOLD", RPath: "PATH", RLong: "LONG", RRowVecs: "ROWVECS",
+	RTiny: "TINY", RVec: "VEC", RVecs: "VECS"}
+
+// The folds (FOLD_ in GLSL): how a reduction, or a fused chain's
+// terminal reduction, combines bools. FoldNone is a chain that stores
+// its result. A fold is "some byte is found", where FoldAny finds a
+// nonzero byte and FoldAll a zero one and negates the answer: the
+// reduction kernels and the fused kernel share that one mechanism.
+const (
+	FoldNone = iota
+	FoldAny
+	FoldAll
+)
+
+// foldNames are the folds' GLSL names, by value.
+var foldNames = [...]string{FoldNone: "FOLD_NONE", FoldAny: "FOLD_ANY", FoldAll: "FOLD_ALL"}
+
+// The reading paths of reduce_inner.glsl (RPath); ops/reduce_plan.go
+// says when each is taken.
+const (
+	ReducePathVectors = iota // rows of whole, aligned 16-byte vectors
+	ReducePathMasked         // rows of 32 bytes or more, anywhere
+	ReducePathShort          // rows of fewer than 32 bytes
+	ReducePathRowVecs        // rows of a few whole vectors, one invocation each
+	ReducePathTiny           // rows of 1 to 15 bytes, sixteen to an output vector
+)
+
+// reducePathNames are the paths' GLSL names, by value.
+var reducePathNames = [...]string{ReducePathVectors: "PATH_VECTORS", ReducePathMasked: "PATH_MASKED",
+	ReducePathShort: "PATH_SHORT", ReducePathRowVecs: "PATH_ROWVECS", ReducePathTiny: "PATH_TINY"}
+
+// ReducePathName returns path's GLSL name, as plans print it.
+func ReducePathName(path uint32) string {
+	if int(path) < len(reducePathNames) {
+		return reducePathNames[path]
+	}
+	return fmt.Sprintf("PATH_%d", path)
+}
