@@ -16,19 +16,26 @@ import (
 // they are removed. A reduction over no elements (a zero-size reduced
 // dimension) gives false. The output is bool, each byte 0 or 1.
 func ReduceLogicalOr(data *tensor.Host, axes []int, keepDims bool) (*tensor.Host, error) {
-	return reduce("reduce_logical_or", data, axes, keepDims, false)
+	return reduce("reduce_logical_or", data, axes, keepDims, false, func(acc, v bool) bool { return acc || v })
 }
 
 // ReduceLogicalAnd is ReduceLogicalOr with logical and: the same rules,
 // except that a reduction over no elements gives true.
 func ReduceLogicalAnd(data *tensor.Host, axes []int, keepDims bool) (*tensor.Host, error) {
-	return reduce("reduce_logical_and", data, axes, keepDims, true)
+	return reduce("reduce_logical_and", data, axes, keepDims, true, func(acc, v bool) bool { return acc && v })
 }
 
-// reduce folds data along axes with logical and (and is true) or logical
-// or, each output element starting at the fold's identity: true for and,
-// false for or.
-func reduce(op string, data *tensor.Host, axes []int, keepDims, and bool) (*tensor.Host, error) {
+// ReduceLogicalXor is ReduceLogicalOr with logical xor, the parity of
+// the true elements: the same rules, and a reduction over no elements
+// gives false. It is numpy's logical_xor.reduce over several axes
+// (docs/specs.md#reducelogicalxor); OpenVINO has no such op.
+func ReduceLogicalXor(data *tensor.Host, axes []int, keepDims bool) (*tensor.Host, error) {
+	return reduce("reduce_logical_xor", data, axes, keepDims, false, func(acc, v bool) bool { return acc != v })
+}
+
+// reduce folds data along axes with fold, each output element starting
+// at the fold's identity.
+func reduce(op string, data *tensor.Host, axes []int, keepDims, identity bool, fold func(acc, v bool) bool) (*tensor.Host, error) {
 	if err := checkHost(op, "data", data); err != nil {
 		return nil, err
 	}
@@ -73,7 +80,7 @@ func reduce(op string, data *tensor.Host, axes []int, keepDims, and bool) (*tens
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %v", op, err)
 	}
-	if and {
+	if identity {
 		for i := range res.Data {
 			res.Data[i] = 1
 		}
@@ -83,17 +90,19 @@ func reduce(op string, data *tensor.Host, axes []int, keepDims, and bool) (*tens
 	for n := range data.Len() {
 		multiIndex(idx, n, data.Shape)
 		o := dot(idx, toOut)
-		v := data.Data[n] != 0
-		switch {
-		case and && !v:
-			res.Data[o] = 0
-		case !and && v:
-			res.Data[o] = 1
-		}
+		res.Data[o] = b2byte(fold(res.Data[o] != 0, data.Data[n] != 0))
 	}
 	if !keepDims {
 		// Removing dimensions of size 1 leaves the row-major layout as it is.
 		res.Shape = dropped
 	}
 	return res, nil
+}
+
+// b2byte returns a bool as a bool tensor's byte.
+func b2byte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }

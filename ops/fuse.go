@@ -75,7 +75,7 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 	c := &compiled{root: root, chain: root, dev: n.dev}
 	if n.kind == exprReduce {
 		c.chain, c.after = n.args[0].node, true
-		if rowLen, ok := e.foldable(n, c.chain); ok {
+		if rowLen, ok := e.foldable(n, c.chain); ok && n.red.fuses {
 			c.red, c.fold, c.rowLen, c.after = n.red, n.red.fold, rowLen, false
 		}
 	}

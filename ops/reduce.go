@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/core"
@@ -24,19 +25,25 @@ func KeepDims(keep bool) ReduceOption { return ReduceOption{keepDims: keep} }
 
 // A reduceOp describes a reduction to the engine, as elemOp describes an
 // elementwise op: its name, its fold and the fold's value over no
-// elements. The fold (spec.FoldAny, spec.FoldAll) is a specialization
-// constant of every reduction kernel (shaders/reduce_fold.glsl) and of
-// the fused kernel's terminal folds, so that each reduction runs the same
-// kernels and plans.
+// elements, and its plain-Go twin. The fold (spec.FoldAny, ...) is a
+// specialization constant of every reduction kernel, whose hooks in
+// shaders/reduce_fold.glsl define it, so that each reduction runs the
+// same kernels and plans; where fuses is set, the fused kernel folds it
+// too.
 type reduceOp struct {
-	name     string // in errors: the OpenVINO op's name, in snake case
+	name     string // in errors: the op's name, in snake case
 	fold     uint32
 	identity bool
+	fuses    bool
+	ref      func(data *tensor.Host, axes []int, keepDims bool) (*tensor.Host, error)
 }
 
 var (
-	reduceOrOp  = &reduceOp{name: "reduce_logical_or", fold: spec.FoldAny}
-	reduceAndOp = &reduceOp{name: "reduce_logical_and", fold: spec.FoldAll, identity: true}
+	reduceOrOp  = &reduceOp{name: "reduce_logical_or", fold: spec.FoldAny, fuses: true, ref: cpuref.ReduceLogicalOr}
+	reduceAndOp = &reduceOp{name: "reduce_logical_and", fold: spec.FoldAll, identity: true, fuses: true, ref: cpuref.ReduceLogicalAnd}
+	reduceXorOp = &reduceOp{name: "reduce_logical_xor", fold: spec.FoldXor, ref: cpuref.ReduceLogicalXor}
+	// reduceOps are every reduction, as tests run them.
+	reduceOps = []*reduceOp{reduceOrOp, reduceAndOp, reduceXorOp}
 )
 
 // identityWord is the fold's value over no elements in each byte of a
@@ -201,6 +208,14 @@ func isAllAxes(axes []int) bool { return len(axes) == 1 && &axes[0] == &AllAxes[
 // except that a reduction over no elements gives true.
 func ReduceLogicalAnd(data *device.Tensor, axes []int, opts ...ReduceOption) (*device.Tensor, error) {
 	return reduceLogical(reduceAndOp, data, axes, opts)
+}
+
+// ReduceLogicalXor is ReduceLogicalOr with logical xor, the parity of
+// the true elements: the same rules, and a reduction over no elements
+// gives false. OpenVINO has no ReduceLogicalXor; this is numpy's
+// logical_xor.reduce over several axes (docs/specs.md).
+func ReduceLogicalXor(data *device.Tensor, axes []int, opts ...ReduceOption) (*device.Tensor, error) {
+	return reduceLogical(reduceXorOp, data, axes, opts)
 }
 
 // reduceRank is the rank up to which planning a reduction keeps its

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
@@ -68,8 +67,9 @@ func randomReduceCases(rng *rand.Rand, n int) []reduceCase {
 // TestReducePlansAgainstGeneral runs every planned reduction path against
 // the general path (reduce_general.go) and cpuref, as
 // TestPlansAgainstGeneral does for the elementwise ops: the shapes of
-// reducePathCases and seeded random shapes and axis sets, Or and And,
-// with and without keep_dims, on data of every density, with the CPU
+// reducePathCases and seeded random shapes and axis sets, every
+// reduction (reduceOps) against its plain-Go twin, with and without
+// keep_dims, on data of every density, with the CPU
 // profile's plans, the GPU profile's and the general one's, on the usual
 // pages and, where the data spans more than one, on 4 KiB pages. All
 // must give cpuref's bytes. -short runs fewer random cases.
@@ -91,9 +91,9 @@ func TestReducePlansAgainstGeneral(t *testing.T) {
 				continue
 			}
 			h := randomBools(rng, c.shape, []int{1, 2, 1000, 1 << 30}[ci%4])
-			for _, op := range []*reduceOp{reduceOrOp, reduceAndOp} {
+			for _, op := range reduceOps {
 				keep := rng.IntN(2) == 0
-				want, err := cpurefReduce(op, h, c.axes, keep)
+				want, err := op.ref(h, c.axes, keep)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,14 +114,6 @@ func TestReducePlansAgainstGeneral(t *testing.T) {
 		}
 		t.Logf("page %d: %d reductions, each on 3 profiles", page, n)
 	}
-}
-
-// cpurefReduce is op's plain-Go twin.
-func cpurefReduce(op *reduceOp, h *tensor.Host, axes []int, keep bool) (*tensor.Host, error) {
-	if op == reduceAndOp {
-		return cpuref.ReduceLogicalAnd(h, axes, keep)
-	}
-	return cpuref.ReduceLogicalOr(h, axes, keep)
 }
 
 // deviceReduce runs op on d over h and returns the result on the host.

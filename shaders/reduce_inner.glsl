@@ -1,15 +1,14 @@
-// Logical or/and along the innermost axis: rows of rowLen contiguous bool
+// A reduction along the innermost axis: rows of rowLen contiguous bool
 // bytes, one output byte per row. Each invocation owns one output word
 // (four rows) and streams its rows, several words in turn when rows are
 // short, or one chunk of each row when the planner splits few long rows
 // across invocations (ops/reduce_plan.go).
 //
-// The fold is reduce_fold.glsl's: each row's bytes are searched for one
-// the fold finds (nonzero for FOLD_ANY, zero for FOLD_ALL). An invocation
-// that covers its whole word stores the answers; otherwise it combines
-// into a word that the planner filled with the identity, and only when
-// it found something. A long row stops being read once the fold found
-// a byte in it.
+// The fold is reduce_fold.glsl's: each row's bytes are marked and their
+// marks accumulated. An invocation that covers its whole word stores the
+// answers; otherwise it combines into a word that the planner filled
+// with the identity, and only where it found something. A long row
+// stops being read once a mark settles its answer (SETTLES).
 //
 // How rows are read is chosen per dispatch by specialization constants,
 // not by branches: a CPU driver such as lavapipe runs both sides of a
@@ -22,7 +21,7 @@
 //             instead of a storage buffer: on lavapipe imageLoad costs a
 //             fraction of an SSBO load.
 //   SUBGROUP  combine the words that neighbouring invocations found in
-//             the same output word with subgroupOr, so that one atomic
+//             the same output word in the subgroup, so that one atomic
 //             per subgroup, not per invocation, reaches memory (needs
 //             GL_KHR_shader_subgroup_arithmetic and _vote).
 // Every byte a binding holds past the data is undefined: reads only ever
@@ -74,14 +73,6 @@ layout(std430, binding = 1) writeonly buffer DstVecs { uvec4 dstVecs[]; };
 
 layout(push_constant) uniform Push { PUSH_REDUCE_INNER } pc; // spec.ReduceInnerPush
 
-// findAny4 is find4 where only whether some byte is found matters, not
-// which: for FOLD_ALL the classic zero-byte test, whose borrows
-// may mark bytes above a zero byte too, in three fewer operations a
-// word. Its result counts only under ANYBITS, and many of them may be
-// or-ed before the mask is applied.
-uvec4 findAny4(uvec4 x) { return ALL ? (x - 0x01010101u) & ~x : x; }
-const uint ANYBITS = ALL ? 0x80808080u : 0xFFFFFFFFu;
-
 uint word(uint w) { return vec(w >> 2)[w & 3u]; }
 
 // Vectors per step of the streaming loop: texel loads are cheap enough
@@ -93,19 +84,23 @@ const uint STEP = 16u;
 const uint STEP = 4u;
 #endif
 
-// foldVectors returns a or-ed with the vectors [v, end) folded by
-// findAny4, under ANYBITS: nonzero exactly when a was or some byte folds
-// to nonzero. It stops early once that is so: the row's answer is known.
+// unsettled reports whether marks a, under ANYBITS, leave a row's answer
+// open: always for a fold that does not settle.
+bool unsettled(uvec4 a) { return !SETTLES || all(equal(a & ANYBITS, uvec4(0u))); }
+
+// foldVectors returns a with the marks (markAny4) of the vectors
+// [v, end) accumulated, under ANYBITS. A fold that settles stops early
+// once a marks something: the row's answer is known.
 uvec4 foldVectors(uvec4 a, uint v, uint end) {
 	if (LONG) {
-		for (; v + STEP <= end && all(equal(a & ANYBITS, uvec4(0u))); v += STEP) {
+		for (; v + STEP <= end && unsettled(a); v += STEP) {
 			[[unroll]] for (uint k = 0u; k < STEP; k++) {
-				a |= findAny4(vec(v + k));
+				a = accum4(a, markAny4(vec(v + k)));
 			}
 		}
 	}
-	for (; v < end && all(equal(a & ANYBITS, uvec4(0u))); v++) {
-		a |= findAny4(vec(v));
+	for (; v < end && unsettled(a); v++) {
+		a = accum4(a, markAny4(vec(v)));
 	}
 	return a & ANYBITS;
 }
@@ -120,22 +115,22 @@ uvec4 vecBytes(uint from, uint to) {
 	return mix(m, uvec4(0u), greaterThan(max(lo, hi), uvec4(3u)));
 }
 
-// anyIn reports whether some byte in [s, e) of the binding folds to
-// nonzero (s < e). With PATH_MASKED the bytes of the first and last vector
-// outside the range are masked after folding, so they count as neutral
-// for every fold; a range within one vector is its first and last,
-// chosen by selects rather than a branch.
-bool anyIn(uint s, uint e) {
+// foundIn reports whether the fold finds the run of bytes [s, e) of the
+// binding (s < e). With PATH_MASKED the bytes of the first and last
+// vector outside the range are masked after marking, so they count as
+// unmarked; a range within one vector is its first and last, chosen by
+// selects rather than a branch.
+bool foundIn(uint s, uint e) {
 	if (PATH == PATH_VECTORS) {
-		return any(notEqual(foldVectors(uvec4(0u), s >> 4, e >> 4), uvec4(0u)));
+		return runFound(foldVectors(uvec4(0u), s >> 4, e >> 4));
 	}
 	uint v = s >> 4;
 	uint last = (e - 1u) >> 4;
 	uint end = ((e - 1u) & 15u) + 1u;
 	bool one = v == last;
-	uvec4 a = find4(vec(v)) & vecBytes(s & 15u, one ? end : 16u);
-	a |= find4(vec(last)) & (one ? uvec4(0u) : vecBytes(0u, end));
-	return any(notEqual(foldVectors(a, v + 1u, last), uvec4(0u)));
+	uvec4 a = mark4(vec(v)) & vecBytes(s & 15u, one ? end : 16u);
+	a = accum4(a, mark4(vec(last)) & (one ? uvec4(0u) : vecBytes(0u, end)));
+	return runFound(foldVectors(a, v + 1u, last));
 }
 
 // spanMask returns, for each of four rows, the mask of its bytes [a, b)
@@ -156,7 +151,7 @@ uvec4 foldShort(uvec4 s, uvec4 e) {
 	uint hi = max(max(e.x, e.y), max(e.z, e.w));
 	for (uint w = lo >> 2; 4u * w < hi; w++) {
 		int base = int(4u * w);
-		acc |= uvec4(find(word(w))) & spanMask(clamp(ivec4(s) - base, 0, 4), clamp(ivec4(e) - base, 0, 4));
+		acc = accum4(acc, uvec4(mark(word(w))) & spanMask(clamp(ivec4(s) - base, 0, 4), clamp(ivec4(e) - base, 0, 4)));
 	}
 	return acc;
 }
@@ -168,7 +163,7 @@ void combine(uint w, uint found) {
 	// In a split dispatch neighbouring invocations read chunks of the
 	// same rows: when the whole subgroup shares w, one atomic does.
 	if (subgroupAllEqual(w)) {
-		found = subgroupOr(found);
+		found = subgroupFound(found);
 		if (!subgroupElect()) {
 			return;
 		}
@@ -205,16 +200,16 @@ void wordRows(uint w) {
 		uint v = (pc.inSkip >> 4) + (here ? uint(j) : 0u) * ROWVECS;
 		uvec4 a = uvec4(0u);
 		[[unroll]] for (uint t = 0u; t < ROWVECS; t++) {
-			a |= findAny4(vec(v + t));
+			a = accum4(a, markAny4(vec(v + t)));
 		}
-		found |= uint(here && any(notEqual(a & ANYBITS, uvec4(0u)))) << (8u * k);
+		found |= uint(here && runFound(a & ANYBITS)) << (8u * k);
 	}
 	store(w, found, owned);
 }
 
 // tinyRows folds the sixteen rows of binding vector o of the output, of
 // TINY bytes each (PATH_TINY), from input vectors w*TINY on: they hold the
-// sixteen rows exactly. A bit per byte, whether it folds to nonzero, is
+// sixteen rows exactly. A bit per byte, whether it is marked, is
 // gathered first; each row's TINY bits are then tested at offsets that
 // are constants once TINY is, so no byte is branched on. Past the last
 // row the vector is the output's padding: the planner only takes this
@@ -228,12 +223,12 @@ void tinyRows(uint o, uint w) {
 		dstVecs[o] = nonzero4(vec(min(base, lastVec)));
 		return;
 	}
-	uint bits[8]; // bit b: byte b of the sixteen rows folds to nonzero
+	uint bits[8]; // bit b: byte b of the sixteen rows is marked
 	[[unroll]] for (uint i = 0u; i < 8u; i++) {
 		bits[i] = 0u;
 	}
 	[[unroll]] for (uint t = 0u; t < TINY; t++) {
-		uvec4 x = nonzero4(find4(vec(min(base + t, lastVec))));
+		uvec4 x = lanes4(mark4(vec(min(base + t, lastVec))));
 		uvec4 nib = (x | x >> 7u | x >> 14u | x >> 21u) & 0xFu;
 		bits[t >> 1u] |= (nib.x | nib.y << 4u | nib.z << 8u | nib.w << 12u) << (16u * (t & 1u));
 	}
@@ -244,7 +239,7 @@ void tinyRows(uint o, uint w) {
 		if ((p & 31u) + TINY > 32u) {
 			b |= bits[(p >> 5u) + 1u] << (32u - (p & 31u));
 		}
-		found[k >> 2u] |= uint((b & ((1u << TINY) - 1u)) != 0u) << (8u * (k & 3u));
+		found[k >> 2u] |= uint(runFound1(b & ((1u << TINY) - 1u))) << (8u * (k & 3u));
 	}
 	dstVecs[o] = answer4(found);
 }
@@ -272,13 +267,12 @@ void reduceWord(uint w, uint c) {
 		acc = foldShort(s, e);
 	} else {
 		[[unroll]] for (uint k = 0u; k < 4u; k++) {
-			if (s[k] < e[k] && anyIn(s[k], e[k])) {
+			if (s[k] < e[k] && foundIn(s[k], e[k])) {
 				acc[k] = 1u;
 			}
 		}
 	}
-	bvec4 hit = notEqual(acc, uvec4(0u));
-	store(w, uint(hit.x) | uint(hit.y) << 8 | uint(hit.z) << 16 | uint(hit.w) << 24, owned);
+	store(w, uint(runFound1(acc.x)) | uint(runFound1(acc.y)) << 8 | uint(runFound1(acc.z)) << 16 | uint(runFound1(acc.w)) << 24, owned);
 }
 
 void main() {

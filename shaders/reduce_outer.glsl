@@ -1,4 +1,4 @@
-// Logical or/and across rows: data [batches, rows, cspan] (row stride
+// A reduction across rows: data [batches, rows, cspan] (row stride
 // rowStride, batch stride batchStride, in bytes) reduces to
 // [batches, cspan]. Each invocation owns perInv units of output (words,
 // or with VEC 16-byte vectors) and walks a block of rows down their
@@ -6,11 +6,11 @@
 // rows. See ops/reduce_plan.go for how the planner cuts a tensor into
 // such dispatches.
 //
-// The fold is reduce_fold.glsl's: each column's bytes are searched for
-// one the fold finds (nonzero for FOLD_ANY, zero for FOLD_ALL). An
-// invocation that covers all rows of its whole unit stores the answers;
-// otherwise it combines into a unit that the planner filled with the
-// identity, and only when it found something.
+// The fold is reduce_fold.glsl's: each column's bytes are marked and
+// their marks accumulated. An invocation that covers all rows of its
+// whole unit stores the answers; otherwise it combines into a unit that
+// the planner filled with the identity, and only where it found
+// something.
 //
 // VEC needs rowStride, batchStride, cspan and both skips to be multiples
 // of 16: then every unit is one aligned vector in every row. Without it,
@@ -42,10 +42,6 @@ layout(std430, binding = 1) buffer Dst { uvec4 dst[]; };
 
 layout(push_constant) uniform Push { PUSH_REDUCE_OUTER } pc; // spec.ReduceOuterPush
 
-// highBits4 sets the high bit of each nonzero byte of x and clears it in
-// each zero byte; the low bits are undefined.
-uvec4 highBits4(uvec4 x) { return ((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x; }
-
 uint word(uint w) { return vec(w >> 2)[w & 3u]; }
 
 // bytesAt returns the len bytes (1..4) at binding byte p in its low bytes;
@@ -68,9 +64,10 @@ void combine(uint o, uint lane, uint found) {
 	COMBINE(dst[o][lane], found)
 }
 
-// emitVector stores or combines the fold acc of output vector o.
+// emitVector stores or combines output vector o, whose columns' marks
+// are acc (colEnd).
 void emitVector(uint o, uvec4 acc, bool owned) {
-	uvec4 found = nonzero4(acc);
+	uvec4 found = lanes4(acc);
 	if (owned) {
 		dst[o] = answer4(found);
 		return;
@@ -96,25 +93,21 @@ uint vectors(uint u, uint last, uint blk) {
 	uint n = min(min(VECS, last - u), (pc.cSpan - cc) / 16u);
 	uint stride = pc.rowStride >> 4;
 	uint v = (pc.inSkip + bb * pc.batchStride + cc) / 16u + r0 * stride;
-	// For FOLD_ALL each column keeps the and of highBits4, whose bytes' high
-	// bits stay set while every byte seen was nonzero: a byte of the
-	// result is 0x80 where the column held a false, as zeroBytes would
-	// give, in fewer operations per vector.
 	uvec4 a[VECS];
 	[[unroll]] for (uint k = 0u; k < VECS; k++) {
-		a[k] = uvec4(ALL ? 0xFFFFFFFFu : 0u);
+		a[k] = colStart();
 	}
 	// Past the n-th unit the last column repeats: a read of data that is
 	// there anyway, where a branch would cost more.
 	for (uint r = r0; r < r1; r++) {
 		[[unroll]] for (uint k = 0u; k < VECS; k++) {
 			uvec4 x = vec(v + min(k, n - 1u));
-			a[k] = ALL ? a[k] & highBits4(x) : a[k] | x;
+			a[k] = colStep(a[k], x);
 		}
 		v += stride;
 	}
 	[[unroll]] for (uint k = 0u; k < VECS; k++) {
-		a[k] = ALL ? ~a[k] & 0x80808080u : a[k];
+		a[k] = colEnd(a[k]);
 	}
 	bool owned = pc.whole == 1u && pc.blocks == 1u;
 	uint o = pc.firstUnit + u;
@@ -149,10 +142,10 @@ void words(uint u, uint blk) {
 		uint p = pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride;
 		uint acc = 0u;
 		for (uint r = r0; r < r1; r++) {
-			acc |= find(bytesAt(p, len)) & mask;
+			acc = accum(acc, mark(bytesAt(p, len)) & mask);
 			p += pc.rowStride;
 		}
-		found |= nonzero(acc) << (8u * k);
+		found |= lanes(acc) << (8u * k);
 		k += len;
 	}
 	if (owned) {

@@ -50,6 +50,7 @@
 #define FOLD_NONE 0u
 #define FOLD_ANY 1u
 #define FOLD_ALL 2u
+#define FOLD_XOR 3u
 #define PATH_VECTORS 0u
 #define PATH_MASKED 1u
 #define PATH_SHORT 2u

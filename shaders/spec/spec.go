@@ -106,7 +106,7 @@ type RID uint32
 // The reduction kernels' specialization constants.
 const (
 	RGroup   RID = iota // invocations per workgroup in X
-	RFold               // the fold: FoldAny or FoldAll
+	RFold               // the fold: FoldAny, FoldAll, FoldXor
 	RPath               // reduce_inner: how rows are read (ReducePath*)
 	RLong               // reduce_inner: rows hold enough vectors for the unrolled loop
 	RRowVecs            // reduce_inner, ReducePathRowVecs: the vectors of each row
@@ -120,18 +120,18 @@ var RNames = [...]string{RGroup: "GROUP", RFold: "FOLD", RPath: "PATH", RLong: "
 	RTiny: "TINY", RVec: "VEC", RVecs: "VECS"}
 
 // The folds (FOLD_ in GLSL): how a reduction, or a fused chain's
-// terminal reduction, combines bools. FoldNone is a chain that stores
-// its result. A fold is "some byte is found", where FoldAny finds a
-// nonzero byte and FoldAll a zero one and negates the answer: the
-// reduction kernels and the fused kernel share that one mechanism.
+// terminal reduction, combines bools (shaders/reduce_fold.glsl).
+// FoldNone is a chain that stores its result. The fused kernel folds
+// with FoldAny and FoldAll.
 const (
 	FoldNone = iota
-	FoldAny
-	FoldAll
+	FoldAny  // logical or: some byte is nonzero
+	FoldAll  // logical and: no byte is zero
+	FoldXor  // logical xor: an odd number of bytes are nonzero
 )
 
 // foldNames are the folds' GLSL names, by value.
-var foldNames = [...]string{FoldNone: "FOLD_NONE", FoldAny: "FOLD_ANY", FoldAll: "FOLD_ALL"}
+var foldNames = [...]string{FoldNone: "FOLD_NONE", FoldAny: "FOLD_ANY", FoldAll: "FOLD_ALL", FoldXor: "FOLD_XOR"}
 
 // The reading paths of reduce_inner.glsl (RPath); ops/reduce_plan.go
 // says when each is taken.
