@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -202,15 +203,15 @@ func specialHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Ho
 
 // runChain builds c three ways on inputs hosts (uploaded to d) and fails
 // t unless the fused Expr, the ops one by one and cpuref agree bit for
-// bit. It returns whether the Expr ran fused.
-func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) bool {
+// bit. It returns the Expr's plan.
+func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) *compiled {
 	t.Helper()
 	return runChainOf(t, d, c, hosts, true)
 }
 
 // runChainOf is runChain, which leaves out the ops one by one unless
 // unfused.
-func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, unfused bool) bool {
+func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, unfused bool) *compiled {
 	t.Helper()
 	var e Expr
 	var in, dev, ref []any
@@ -224,7 +225,7 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 		t.Fatalf("%s: %v", c.name, err)
 	}
 	defer got.Free()
-	fused := e.compiled[len(e.compiled)-1].fused
+	plan := e.compiled[len(e.compiled)-1]
 	want := c.make(refBuilder{t}, ref).(*tensor.Host)
 	ys := []*device.Tensor{got}
 	if unfused {
@@ -240,11 +241,23 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 			for i < len(h.Data) && i < len(want.Data) && h.Data[i] == want.Data[i] {
 				i++
 			}
-			t.Fatalf("%s on %v%v, inputs %v (%s, fused %v, %s pages): got %v, differs from cpuref's %v at byte %d",
-				c.name, hosts[0].DType, hosts[0].Shape, hosts[1].Shape, [...]string{"the Expr", "op by op"}[k], fused, map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
+			t.Fatalf("%s on %v%v, inputs %v (%s, %d steps, %s pages): got %v, differs from cpuref's %v at byte %d",
+				c.name, hosts[0].DType, hosts[0].Shape, hosts[len(hosts)-1].Shape, [...]string{"the Expr", "op by op"}[k], plan.kernels(), map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
 		}
 	}
-	return fused
+	return plan
+}
+
+// fusedWhole reports whether c runs as one fused kernel.
+func (c *compiled) fusedWhole() bool { return len(c.steps) == 1 && c.steps[0].seg != nil }
+
+// last returns the fused kernel of c's last step, an empty one where
+// that runs as its op.
+func (c *compiled) last() *segment {
+	if s := c.steps[len(c.steps)-1].seg; s != nil {
+		return s
+	}
+	return &segment{}
 }
 
 // TestExprChains runs each chain on f32 and f16 in three broadcast
@@ -271,7 +284,7 @@ func TestExprChains(t *testing.T) {
 				forcedProfile.Store(pp.p)
 				hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
 				// A masked fill is one op, which runs as itself.
-				if fused := runChain(t, pp.d, c, hosts); fused != (c.name != "masked-fill") {
+				if fused := runChain(t, pp.d, c, hosts).fusedWhole(); fused != (c.name != "masked-fill") {
 					t.Errorf("%s %v, mask %v, profile %s: fused %v", c.name, dt, masks, pp.p.name, fused)
 				}
 				n[k]++
@@ -351,40 +364,67 @@ func TestExprInstructions(t *testing.T) {
 			}
 			hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{17, 33}), specialHost(rng, dt, tensor.Shape{1, 33}),
 				randomHost(rng, tensor.Bool, tensor.Shape{17, 1})}
-			if !runChainOf(t, d, c, hosts, false) {
+			if !runChainOf(t, d, c, hosts, false).fusedWhole() {
 				t.Errorf("%s on %v: ran op by op", c.name, dt)
 			}
 		}
 	}
 }
 
+// clampNaNInf is issue 39's chain of 8 ops and 3 scalars: a clamp to
+// [-1, 1], then NaN and infinities to 0.
+var clampNaNInf = chain{"clamp-nan-inf", func(b builder, in []any) any {
+	x := b.where(b.mask(greaterOp, in[0], 1), 1, in[0])
+	x = b.where(b.mask(lessOp, x, -1), -1, x)
+	x = b.where(b.unary(isNaNOp, x, 0), 0, x)
+	return b.where(b.unary(isInfOp, x, 3), 0, x)
+}}
+
 // TestExprLimits runs chains beyond the fused kernel's limits, which
-// must run op by op with the same result: five inputs, three scalars,
-// five ops, two element types besides bool.
+// must run in segments, each within them, with the same result as the
+// ops one by one: five inputs, three scalars, six ops, eight ops and
+// three scalars (before a fold, too), two element types besides bool,
+// and a reduction inside a chain. Each must take as many steps as its
+// plan names and fuse as many of them.
 func TestExprLimits(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(63, 64))
 	f32 := func(s ...int) *tensor.Host { return specialHost(rng, tensor.F32, tensor.Shape(s)) }
 	for _, c := range []struct {
 		chain
-		hosts []*tensor.Host
+		hosts          []*tensor.Host
+		kernels, fused int
 	}{
 		{chain{"five inputs", func(b builder, in []any) any {
 			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(lessOp, in[2], in[3]))
 			return b.where(x, in[4], 0)
-		}}, []*tensor.Host{f32(5, 7), f32(7), f32(5, 1), f32(5, 7), f32(5, 7)}},
+		}}, []*tensor.Host{f32(5, 7), f32(7), f32(5, 1), f32(5, 7), f32(5, 7)}, 2, 1},
 		{chain{"three scalars", func(b builder, in []any) any {
 			return b.where(b.mask(lessOp, in[0], 1), 2, b.where(b.mask(lessOp, in[0], 3), in[0], 1))
-		}}, []*tensor.Host{f32(5, 7)}},
-		{chain{"five ops", func(b builder, in []any) any {
+		}}, []*tensor.Host{f32(5, 7)}, 2, 2},
+		{chain{"six ops", func(b builder, in []any) any {
 			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(greaterOp, in[0], in[1]))
 			return b.where(b.mask(logicalXorOp, x, b.unary(isNaNOp, in[0], 0)), in[0], in[1])
-		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}},
+		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}, 2, 2},
+		{clampNaNInf, []*tensor.Host{f32(37, 130)}, 2, 2},
+		{chain{"clamp-nan-inf-any", func(b builder, in []any) any {
+			return b.reduce(false, b.unary(isNaNOp, clampNaNInf.make(b, in), 0))
+		}}, []*tensor.Host{f32(37, 130)}, 3, 3},
 		{chain{"two types", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[2], in[2]) }},
-			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}},
+			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}, 2, 0},
+		{chain{"reduction inside", func(b builder, in []any) any {
+			return b.where(b.reduce(false, b.unary(isNaNOp, in[0], 0)), 0, in[0])
+		}}, []*tensor.Host{f32(5, 7)}, 2, 1},
 	} {
-		if runChain(t, d, c.chain, c.hosts) {
-			t.Errorf("%s: ran fused", c.name)
+		plan := runChain(t, d, c.chain, c.hosts)
+		fused := 0
+		for _, s := range plan.steps {
+			if s.seg != nil {
+				fused++
+			}
+		}
+		if plan.kernels() != c.kernels || fused != c.fused {
+			t.Errorf("%s: %d steps, %d fused; want %d, %d", c.name, plan.kernels(), fused, c.kernels, c.fused)
 		}
 	}
 }
@@ -686,7 +726,8 @@ func TestExprEmpty(t *testing.T) {
 // scalars, each step on an Expr and with the ops one by one: where a
 // step's operands break its op's rules, both must say so in the same
 // words; else the Expr's result, fused or not, must be the ops' bit for
-// bit.
+// bit, in no more kernels than the chain's ops and scalars need
+// (fewestKernels).
 func FuzzExpr(f *testing.F) {
 	f.Add(uint8(0), uint8(1), []byte{0, 0, 1, 12, 0, 2, 3})
 	f.Add(uint8(1), uint8(0), []byte{10, 0, 0, 13, 2, 0, 1, 7, 1, 0})
@@ -749,17 +790,38 @@ func FuzzExpr(f *testing.F) {
 		if len(ex) == len(shapes) {
 			return
 		}
-		got, err := e.Eval(ex[len(ex)-1].(Node))
+		root := ex[len(ex)-1].(Node)
+		got, err := e.Eval(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer got.Free()
+		if k, most := e.compiled[0].kernels(), fewestKernels(&e, root.i); hasVote(d) && k > most {
+			t.Fatalf("%d steps, want at most %d", k, most)
+		}
 		g, _ := bridge.Tensor(got).Download()
 		w, _ := bridge.Tensor(ov[len(ov)-1].(*device.Tensor)).Download()
 		if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
 		}
 	})
+}
+
+// fewestKernels returns the fewest kernels that root's chain of ops can
+// take: its ops, fuseMaxOps to a kernel, and its distinct scalars,
+// fuseMaxScalars to a kernel; one at least.
+func fewestKernels(e *Expr, root int32) int {
+	ops := e.order(root, nil)
+	var scalars []exprArg
+	for _, i := range ops {
+		n := &e.nodes[i-1]
+		for _, a := range n.args[:n.nargs] {
+			if a.node == 0 && !slices.Contains(scalars, a) {
+				scalars = append(scalars, a)
+			}
+		}
+	}
+	return max((len(ops)+fuseMaxOps-1)/fuseMaxOps, (len(scalars)+fuseMaxScalars-1)/fuseMaxScalars, 1)
 }
 
 // TestExprRowFolds runs reductions over innermost runs of axes of a
@@ -800,7 +862,7 @@ func TestExprRowFolds(t *testing.T) {
 				if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 					t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
 				}
-				if folds := e.compiled[0].fold != foldNone; folds != c.folds {
+				if folds := e.compiled[0].last().fold != foldNone; folds != c.folds {
 					t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
 				}
 				n[k]++
@@ -849,7 +911,7 @@ func TestExprLongFolds(t *testing.T) {
 					if !bytes.Equal(g.Data, w.Data) {
 						t.Fatalf("%s: got %v, want %v", name, g.Data, w.Data)
 					}
-					if p == &cpuProfile && !hasBlocksOf(e.compiled[0].plan, uint32(long)) {
+					if p == &cpuProfile && !hasBlocksOf(e.compiled[0].last().plan, uint32(long)) {
 						t.Errorf("%s: no blocks of %d elements", name, long)
 					}
 				}
@@ -871,7 +933,7 @@ func TestExprGrid(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(72, 73))
 	hosts := []*tensor.Host{specialHost(rng, tensor.F32, tensor.Shape{n}), randomHost(rng, tensor.Bool, tensor.Shape{n})}
-	if !runChain(t, d, chains[0], hosts) {
+	if !runChain(t, d, chains[0], hosts).fusedWhole() {
 		t.Errorf("%s: ran op by op", chains[0].name)
 	}
 	for _, shape := range []tensor.Shape{{n}, {n / 16, 16}} {
@@ -879,7 +941,7 @@ func TestExprGrid(t *testing.T) {
 		binary.LittleEndian.PutUint32(h.Data[4*(n-3):], 0x7fc00000)
 		axes := []int{len(shape) - 1}
 		e, got, want := foldAgainstOps(t, upload(t, d, h), false, axes, axes, false)
-		if e.compiled[0].fold == foldNone {
+		if e.compiled[0].last().fold == foldNone {
 			t.Errorf("%v: not folded in the kernel", shape)
 		}
 		for i := range want.Data {

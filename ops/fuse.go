@@ -52,54 +52,24 @@ func hasVote(d *device.Device) bool {
 	return info.HasSubgroupOp("basic") && info.HasSubgroupOp("vote")
 }
 
-// compiled is a root of an Expr, planned: fused, its kernel's run with
-// the operands left out and its launches; else the ops in the order they
-// run.
-type compiled struct {
-	root  int32
-	fused bool
+// segment is a fused kernel of a plan: a segment of a chain, its ops in
+// order, lowered to the kernel's run with the operands left out, and its
+// launches.
+type segment struct {
+	node  int32 // the value it makes: chain's, or that of a reduction it folds
+	chain int32 // the segment's last op
+	ops   []int32
 	run   run
-	slots [fuseMaxInputs]int32 // the input node of each slot, 0 for none
+	slots [fuseMaxInputs]int32 // the node read in each slot, 0 for none
 	v     *variant
 	plan  []launch
-	chain int32  // the fused chain's last op
-	fold  uint32 // foldAny or foldAll where root folds the chain
+	fold  uint32 // foldAny or foldAll where node folds the chain
 	// rowLen, where the fold is by rows, is the elements of the chain's
 	// result that each output element folds: its innermost axes.
 	rowLen uint32
-	after  bool    // root is a reduction of the chain's result, run after it
-	order  []int32 // the ops of an unfused root, in order
 	dev    *device.Device
-	dims   tensor.Shape // the fused kernel's output
+	dims   tensor.Shape // the kernel's output
 	dt     tensor.DType
-}
-
-// compile plans root: fused where the chain that ends at it, or at the
-// reduction it is, fits the kernel; else op by op.
-func (e *Expr) compile(root int32) (*compiled, error) {
-	n := &e.nodes[root-1]
-	c := &compiled{root: root, chain: root, dev: n.dev}
-	if n.kind == exprReduce {
-		c.chain, c.after = n.args[0].node, true
-		if rowLen, ok := e.foldable(n, c.chain); ok {
-			c.fold, c.rowLen, c.after = foldAny, rowLen, false
-			if n.and {
-				c.fold = foldAll
-			}
-		}
-	}
-	// A chain of one op that stores its result runs as that op: fusing
-	// saves no pass, and the op's own kernel has paths that the fused
-	// one lacks (rows, seams). A masked fill, fused, took 1.33x as long
-	// as Where on f16 (8.1 against 6.6 ms, lavapipe, five rounds).
-	ops := e.order(c.chain, nil)
-	single := c.fold == foldNone && len(ops) == 1
-	if !single && e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c, ops) {
-		return c, e.planFused(c)
-	}
-	c.fused, c.fold, c.after = false, foldNone, false
-	c.order = e.order(root, nil)
-	return c, nil
 }
 
 // foldable reports whether reduction n folds its data, chain's result,
@@ -149,8 +119,8 @@ func (e *Expr) order(root int32, dst []int32) []int32 {
 // lower writes c's chain, its ops in order, as a fused program into
 // c.run, and reports whether it fits the kernel: at most fuseMaxInputs
 // inputs, fuseMaxScalars distinct scalars and fuseMaxOps ops, and one
-// element type besides bool.
-func (e *Expr) lower(c *compiled, ops []int32) bool {
+// element type besides bool (misfit says which it breaks).
+func (e *Expr) lower(c *segment, ops []int32) bool {
 	if len(ops) > fuseMaxOps {
 		return false
 	}
@@ -170,7 +140,7 @@ func (e *Expr) lower(c *compiled, ops []int32) bool {
 		}
 		p.instr = append(p.instr, instrOf(n, regs))
 	}
-	c.fused, c.slots = true, p.slots
+	c.ops, c.slots = ops, p.slots
 	c.dt, c.dims = e.nodes[c.chain-1].dt, e.nodes[c.chain-1].dims
 	c.run = p.run(c)
 	return true
@@ -249,7 +219,7 @@ func instrOf(n *exprNode, regs [3]uint32) uint32 {
 
 // run returns the kernel's run of program p for c: its width, element
 // sizes, scalars and constants (HEAD, then the instructions).
-func (p *program) run(c *compiled) run {
+func (p *program) run(c *segment) run {
 	vt := p.vt
 	if vt == tensor.Invalid {
 		vt = tensor.Bool
@@ -277,7 +247,7 @@ func (p *program) run(c *compiled) run {
 
 // markBools sets the sizes of c's bool inputs to one byte and their bits
 // in HEAD, once the inputs are known.
-func (e *Expr) markBools(c *compiled) {
+func (e *Expr) markBools(c *segment) {
 	for x, i := range c.slots {
 		if i != 0 && e.nodes[i-1].dt == tensor.Bool {
 			c.run.sizes[x] = 1
@@ -286,15 +256,20 @@ func (e *Expr) markBools(c *compiled) {
 	}
 }
 
+// planned stands for every operand tensor while a segment is planned:
+// the plan asks only which operands are tensors, and an earlier
+// segment's value does not exist yet. Record gives the tensors.
+var planned = new(device.Tensor)
+
 // planFused picks the fused kernel's variant for c and plans its
 // launches.
-func (e *Expr) planFused(c *compiled) error {
+func (e *Expr) planFused(c *segment) error {
 	e.markBools(c)
 	r := &c.run
 	var shapes [fuseMaxInputs]tensor.Shape
 	for x, i := range c.slots {
 		if i != 0 {
-			r.ts[x], shapes[x] = e.nodes[i-1].t, e.nodes[i-1].dims
+			r.ts[x], shapes[x] = planned, e.nodes[i-1].dims
 		}
 	}
 	l := newLayout(c.dims, shapes[:]...)
@@ -305,7 +280,7 @@ func (e *Expr) planFused(c *compiled) error {
 		return nil
 	}
 	if c.fold != foldNone {
-		r.fold, r.foldLen = uint64(max(e.nodes[c.root-1].dims.NumElements(), 1)), c.rowLen
+		r.fold, r.foldLen = uint64(max(e.nodes[c.node-1].dims.NumElements(), 1)), c.rowLen
 	}
 	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
 	if err != nil {
@@ -317,33 +292,27 @@ func (e *Expr) planFused(c *compiled) error {
 	return nil
 }
 
-// eval runs c with e's inputs as they are now.
-func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
-	if !c.fused {
-		return e.evalOrder(c.order)
-	}
-	root := &e.nodes[c.root-1]
+// eval runs c with e's inputs as they are now and the values of earlier
+// segments in vals.
+func (c *segment) eval(e *Expr, vals []*device.Tensor) (*device.Tensor, error) {
+	n := &e.nodes[c.node-1]
 	dt, dims := c.dt, c.dims
 	if c.fold != foldNone {
-		dt, dims = root.dt, root.dims
+		dt, dims = n.dt, n.dims
 	}
 	res, err := bridge.Empty(c.dev, dt, dims)
 	if err != nil {
-		return nil, fmt.Errorf("%s: output: %w", root.name, err)
+		return nil, fmt.Errorf("%s: output: %w", n.name, err)
 	}
-	if err := c.record(e, res); err != nil {
+	if err := c.record(e, res, vals); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
 	}
-	if !c.after {
-		return res, nil
-	}
-	defer res.Free()
-	return reduceRun(root.name, root.and, res, root.axes, root.dims)
+	return res, nil
 }
 
 // record records c's fused kernel into res.
-func (c *compiled) record(e *Expr, res *device.Tensor) error {
+func (c *segment) record(e *Expr, res *device.Tensor, vals []*device.Tensor) error {
 	if c.fold != foldNone {
 		// The fold's identity in every byte: false for any, true for all.
 		if err := bridge.Device(c.dev).Fill(bridge.Tensor(res), b2u(c.fold == foldAll)*0x01010101); err != nil {
@@ -353,7 +322,7 @@ func (c *compiled) record(e *Expr, res *device.Tensor) error {
 	r := c.run
 	for x, i := range c.slots {
 		if i != 0 {
-			r.ts[x] = e.nodes[i-1].t
+			r.ts[x] = e.value(i, vals)
 		}
 	}
 	r.ts[fuseMaxInputs] = res
@@ -363,44 +332,4 @@ func (c *compiled) record(e *Expr, res *device.Tensor) error {
 		}
 	}
 	return nil
-}
-
-// evalOrder runs ops one by one, each as its own function would, and
-// returns the last one's result; intermediates are freed once their
-// last user has run.
-func (e *Expr) evalOrder(order []int32) (*device.Tensor, error) {
-	vals := make([]*device.Tensor, len(e.nodes))
-	uses := make([]int, len(e.nodes))
-	for _, i := range order {
-		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
-			if a.node != 0 {
-				uses[a.node-1]++
-			}
-		}
-	}
-	release := func() {
-		for _, t := range vals {
-			t.Free()
-		}
-	}
-	for k, i := range order {
-		t, err := e.evalNode(i, vals)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		vals[i-1] = t
-		if k == len(order)-1 {
-			return t, nil
-		}
-		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
-			if a.node != 0 && e.nodes[a.node-1].kind != exprInput {
-				if uses[a.node-1]--; uses[a.node-1] == 0 {
-					vals[a.node-1].Free()
-					vals[a.node-1] = nil
-				}
-			}
-		}
-	}
-	return nil, invalidf("expr: nothing to evaluate")
 }
