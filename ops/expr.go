@@ -26,7 +26,7 @@ import (
 // besides bool) runs in segments, each a fused kernel within them, with
 // the same result: a segment's value is a tensor that the next reads and
 // Eval frees once that is recorded. A device without subgroup vote and
-// basic operations runs each op by itself.
+// basic operations runs each op by itself. Explain shows the plan.
 //
 // Eval plans a root once; later Evals of it replay the plan, with the
 // inputs that Set gave, of the same shapes and types. An Expr is not
@@ -323,7 +323,7 @@ func (e *Expr) reduce(op string, and bool, data Node, axes []int, opts []ReduceO
 
 // Eval computes n, as one pass where the chain allows (see Expr), and
 // returns it as a new tensor. Its first call plans n; later calls replay
-// the plan.
+// the plan. Explain says what it runs.
 func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 	c, err := e.plan(n)
 	if err != nil {

@@ -797,7 +797,7 @@ func FuzzExpr(f *testing.F) {
 		}
 		defer got.Free()
 		if k, most := e.compiled[0].kernels(), fewestKernels(&e, root.i); hasVote(d) && k > most {
-			t.Fatalf("%d steps, want at most %d", k, most)
+			t.Fatalf("%d steps, want at most %d:\n%s", k, most, e.compiled[0].explain(&e))
 		}
 		g, _ := bridge.Tensor(got).Download()
 		w, _ := bridge.Tensor(ov[len(ov)-1].(*device.Tensor)).Download()
@@ -1009,4 +1009,50 @@ func hasBlocksOf(plan []launch, elems uint32) bool {
 		}
 	}
 	return false
+}
+
+// TestExprExplain checks Explain's text for three chains: a ReLU, one
+// kernel; the clamp of clampNaNInf, split in two by the kernel's limit
+// of ops; and a NaN check of a ReLU along an outer axis, which the kernel
+// cannot fold; and that Eval then runs the plan Explain made.
+func TestExprExplain(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(74, 75))
+	x := upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{8, 64}))
+	var e Expr
+	xn := e.Input(x)
+	relu := e.Where(e.Greater(xn, 0), xn, 0)
+	for _, c := range []struct {
+		root Node
+		want string
+	}{
+		{relu, `2 ops in 1 kernel
+1. fused greater, where (in1; scalar 0) -> f32[8 64]
+`},
+		{clampNaNInf.make(exprBuilder{&e}, []any{xn}).(Node), `8 ops in 2 kernels
+1. fused greater, where, less, where (in1; scalars 1, -1) -> f32[8 64]; boundary: 5 ops > 4
+2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[8 64]
+`},
+		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 2 kernels
+1. fused greater, where, is-nan (in1; scalar 0) -> bool[8 64]; boundary: reduction over axes the kernel cannot fold
+2. op reduce_logical_or over axes [0] (#1) -> bool[64]
+`},
+	} {
+		got, err := e.Explain(c.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("got\n%s\nwant\n%s", got, c.want)
+		}
+		n := len(e.compiled)
+		y, err := e.Eval(c.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y.Free()
+		if len(e.compiled) != n {
+			t.Errorf("Eval planned again after Explain")
+		}
+	}
 }
