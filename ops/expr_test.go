@@ -808,20 +808,32 @@ func FuzzExpr(f *testing.F) {
 }
 
 // fewestKernels returns the fewest kernels that root's chain of ops can
-// take: its ops, fuseMaxOps to a kernel, and its distinct scalars,
-// fuseMaxScalars to a kernel; one at least.
+// take: its ops, fuseMaxOps to a kernel; its distinct scalars,
+// fuseMaxScalars to a kernel; its element types besides bool, one to a
+// kernel; one at least.
 func fewestKernels(e *Expr, root int32) int {
 	ops := e.order(root, nil)
 	var scalars []exprArg
+	var types []tensor.DType
 	for _, i := range ops {
 		n := &e.nodes[i-1]
+		dts := []tensor.DType{n.dt}
 		for _, a := range n.args[:n.nargs] {
-			if a.node == 0 && !slices.Contains(scalars, a) {
+			dt := a.dt
+			if a.node != 0 {
+				dt = e.nodes[a.node-1].dt
+			} else if !slices.Contains(scalars, a) {
 				scalars = append(scalars, a)
+			}
+			dts = append(dts, dt)
+		}
+		for _, dt := range dts {
+			if dt != tensor.Bool && !slices.Contains(types, dt) {
+				types = append(types, dt)
 			}
 		}
 	}
-	return max((len(ops)+fuseMaxOps-1)/fuseMaxOps, (len(scalars)+fuseMaxScalars-1)/fuseMaxScalars, 1)
+	return max((len(ops)+fuseMaxOps-1)/fuseMaxOps, (len(scalars)+fuseMaxScalars-1)/fuseMaxScalars, len(types), 1)
 }
 
 // TestExprRowFolds runs reductions over innermost runs of axes of a
