@@ -30,15 +30,15 @@ type step struct {
 	// why says why node's value is a tensor of its own instead of fused
 	// into the step that reads it; "" for the root.
 	why string
-	// frees are the values of earlier steps that no later step reads,
-	// freed once this one is recorded.
+	// frees are the values, of this step or earlier ones, that no later
+	// step reads, freed once this one is recorded.
 	frees []int32
 }
 
 // kernels returns the number of steps c runs: fused kernels and ops.
 func (c *compiled) kernels() int { return len(c.steps) }
 
-// compile plans root: the fewest steps the greedy cut finds (cuts), each
+// compile plans root: a step for each op where cuts cuts the chain, in order,
 // fused where its segment holds more than one op or a fold.
 func (e *Expr) compile(root int32) (*compiled, error) {
 	why := e.cuts(root)
