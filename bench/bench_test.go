@@ -375,6 +375,35 @@ func BenchmarkChainRandomShapes(b *testing.B) {
 	}
 }
 
+// BenchmarkChainSegments runs issue 39's chain of 8 ops and 3 scalars
+// (clampNaNInf) on f32 [4096 4096], fused in two kernels and unfused, in
+// turn in each iteration as BenchmarkChainRandomShapes does; the metric
+// is the median of the iterations' unfused over fused wall times.
+//
+//	go test ./bench -run X -bench ChainSegments -benchtime 5x
+func BenchmarkChainSegments(b *testing.B) {
+	d := devtest.Open(b, device.Options{CacheDir: cacheDir})
+	xs := tensor.Shape{4096, 4096}
+	fused, unfused := clampNaNInf.caseOn(xs, nil, tensor.F32, true), clampNaNInf.caseOn(xs, nil, tensor.F32, false)
+	var ratios []float64
+	var walls [2][]float64
+	for b.Loop() {
+		var wall [2]float64
+		for i, c := range []*Case{fused, unfused} {
+			res, err := Run(d, c, Options{Runs: 5})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wall[i] = res.WallMS
+			walls[i] = append(walls[i], res.WallMS)
+		}
+		ratios = append(ratios, wall[1]/wall[0])
+	}
+	b.ReportMetric(median(ratios), "unfused/fused")
+	b.ReportMetric(median(walls[0]), "fused-ms")
+	b.ReportMetric(median(walls[1]), "unfused-ms")
+}
+
 // randomChainShape returns a shape of rank 1 to 4 and 4M to 16M
 // elements, its outer lengths 2 to 64 and the innermost odd.
 func randomChainShape(rng *rand.Rand) tensor.Shape {

@@ -86,6 +86,47 @@ var chainPatterns = []chainPattern{
 		}},
 }
 
+// clampNaNInf is issue 39's chain of 8 ops and 3 scalars, beyond the
+// fused kernel's limits of 4 ops and 2 scalars: a clamp to [-1, 1], then
+// NaN and infinities to 0. Fused, it runs in two kernels with one tensor
+// between them. It is not among chainPatterns, which the Go loops and
+// the benchmark report follow; BenchmarkChainSegments runs it.
+var clampNaNInf = chainPattern{"clamp-nan-inf", false, func(w int) int { return 2 * w },
+	func(e *ops.Expr, x, _ ops.Node) ops.Node {
+		y := e.Where(e.Greater(x, 1), 1, x)
+		y = e.Where(e.Less(y, -1), -1, y)
+		y = e.Where(e.IsNaN(y), 0, y)
+		return e.Where(e.IsInf(y, true, true), 0, y)
+	},
+	func(x, _ *device.Tensor, free func(*device.Tensor)) (*device.Tensor, error) {
+		steps := []struct {
+			mask  func(*device.Tensor) (*device.Tensor, error)
+			value float64
+		}{
+			{func(y *device.Tensor) (*device.Tensor, error) { return ops.Greater(y, 1) }, 1},
+			{func(y *device.Tensor) (*device.Tensor, error) { return ops.Less(y, -1) }, -1},
+			{ops.IsNaN, 0},
+			{func(y *device.Tensor) (*device.Tensor, error) { return ops.IsInf(y, true, true) }, 0},
+		}
+		y := x
+		for _, s := range steps {
+			m, err := s.mask(y)
+			if err != nil {
+				return nil, err
+			}
+			next, err := ops.Where(m, s.value, y)
+			free(m)
+			if y != x {
+				free(y)
+			}
+			if err != nil {
+				return nil, err
+			}
+			y = next
+		}
+		return y, nil
+	}}
+
 // shapes returns the shapes of the data and the mask on n elements: rows
 // of 4096, [n/4096, 4096]; a masked fill's are [b, 64, 4096] and [b, 1,
 // 4096], attention's heads and sequence, for n of 16M as issue 33 has

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"testing"
 
@@ -193,4 +194,41 @@ func ExampleExpr() {
 	// Output:
 	// [0 0 0 1.5 3 0] bool[] false [4 0 2 0 1 0]
 	// where: other scalar of Go type string is not a number
+}
+
+// Explain shows the plan Eval runs: here a clamp to [-1, 1] that then
+// turns NaN and infinities to 0, eight ops and three scalars, which the
+// fused kernel's limits (four ops, two scalars) split in two kernels,
+// with one intermediate tensor between them.
+func ExampleExpr_Explain() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	t, _ := device.FromSlice(d, []float32{-2, 0.5, float32(math.NaN()), float32(math.Inf(1)), 3, -1}, 2, 3)
+
+	var e ops.Expr
+	x := e.Input(t)
+	y := e.Where(e.Greater(x, 1), 1, x)
+	y = e.Where(e.Less(y, -1), -1, y)
+	y = e.Where(e.IsNaN(y), 0, y)
+	y = e.Where(e.IsInf(y, true, true), 0, y)
+	plan, err := e.Explain(y)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(plan)
+	res, err := e.Eval(y) // runs the plan
+	if err != nil {
+		log.Fatal(err)
+	}
+	got, _ := device.ToSlice[float32](res)
+	fmt.Println(got)
+	// Output:
+	// 8 ops in 2 kernels
+	// 1. fused greater, where, less, where (in1; scalars 1, -1) -> f32[2 3]; boundary: 5 ops > 4
+	// 2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[2 3]
+	// [-1 0.5 0 1 1 -1]
 }

@@ -21,10 +21,12 @@ import (
 // Each node is checked by its op's own rules as it is made, with the
 // same errors; a node made from a bad one carries its error, which Eval
 // returns. Eval returns, bit for bit, what the same ops called one by
-// one return. A chain outside the fused kernel's limits runs op by op,
-// with the same result: at most 4 input tensors and 2 distinct scalars,
-// 4 ops, one element type besides bool, and the device's subgroup vote
-// and basic operations.
+// one return. A chain beyond the fused kernel's limits (4 input
+// tensors, 2 distinct scalars and 4 ops a kernel, one element type
+// besides bool) runs in segments, each a fused kernel within them, with
+// the same result: a segment's value is a tensor that the next reads and
+// Eval frees once that is recorded. A device without subgroup vote and
+// basic operations runs each op by itself. Explain shows the plan.
 //
 // Eval plans a root once; later Evals of it replay the plan, with the
 // inputs that Set gave, of the same shapes and types. An Expr is not
@@ -322,8 +324,17 @@ func (e *Expr) reduce(red *reduceOp, data Node, axes []int, opts []ReduceOption)
 
 // Eval computes n, as one pass where the chain allows (see Expr), and
 // returns it as a new tensor. Its first call plans n; later calls replay
-// the plan.
+// the plan. Explain says what it runs.
 func (e *Expr) Eval(n Node) (*device.Tensor, error) {
+	c, err := e.plan(n)
+	if err != nil {
+		return nil, err
+	}
+	return c.eval(e)
+}
+
+// plan returns n's plan, made on the first call.
+func (e *Expr) plan(n Node) (*compiled, error) {
 	root, err := e.node("expr", "the node to evaluate", n)
 	if err != nil {
 		return nil, err
@@ -333,7 +344,7 @@ func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 	}
 	for _, c := range e.compiled {
 		if c.root == n.i {
-			return c.eval(e)
+			return c, nil
 		}
 	}
 	c, err := e.compile(n.i)
@@ -341,7 +352,7 @@ func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 		return nil, err
 	}
 	e.compiled = append(e.compiled, c)
-	return c.eval(e)
+	return c, nil
 }
 
 // operandOf returns arg as an elementwise operand, its node's value from

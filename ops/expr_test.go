@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -203,15 +204,15 @@ func specialHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Ho
 
 // runChain builds c three ways on inputs hosts (uploaded to d) and fails
 // t unless the fused Expr, the ops one by one and cpuref agree bit for
-// bit. It returns whether the Expr ran fused.
-func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) bool {
+// bit. It returns the Expr's plan.
+func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) *compiled {
 	t.Helper()
 	return runChainOf(t, d, c, hosts, true)
 }
 
 // runChainOf is runChain, which leaves out the ops one by one unless
 // unfused.
-func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, unfused bool) bool {
+func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, unfused bool) *compiled {
 	t.Helper()
 	var e Expr
 	var in, dev, ref []any
@@ -225,7 +226,7 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 		t.Fatalf("%s: %v", c.name, err)
 	}
 	defer got.Free()
-	fused := e.compiled[len(e.compiled)-1].fused
+	plan := e.compiled[len(e.compiled)-1]
 	want := c.make(refBuilder{t}, ref).(*tensor.Host)
 	ys := []*device.Tensor{got}
 	if unfused {
@@ -241,11 +242,23 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 			for i < len(h.Data) && i < len(want.Data) && h.Data[i] == want.Data[i] {
 				i++
 			}
-			t.Fatalf("%s on %v%v, inputs %v (%s, fused %v, %s pages): got %v, differs from cpuref's %v at byte %d",
-				c.name, hosts[0].DType, hosts[0].Shape, hosts[1].Shape, [...]string{"the Expr", "op by op"}[k], fused, map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
+			t.Fatalf("%s on %v%v, inputs %v (%s, %d steps, %s pages): got %v, differs from cpuref's %v at byte %d",
+				c.name, hosts[0].DType, hosts[0].Shape, hosts[len(hosts)-1].Shape, [...]string{"the Expr", "op by op"}[k], plan.kernels(), map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
 		}
 	}
-	return fused
+	return plan
+}
+
+// fusedWhole reports whether c runs as one fused kernel.
+func (c *compiled) fusedWhole() bool { return len(c.steps) == 1 && c.steps[0].seg != nil }
+
+// last returns the fused kernel of c's last step, an empty one where
+// that runs as its op.
+func (c *compiled) last() *segment {
+	if s := c.steps[len(c.steps)-1].seg; s != nil {
+		return s
+	}
+	return &segment{}
 }
 
 // TestExprChains runs each chain on f32 and f16 in three broadcast
@@ -272,7 +285,7 @@ func TestExprChains(t *testing.T) {
 				forcedProfile.Store(pp.p)
 				hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
 				// A masked fill is one op, which runs as itself.
-				if fused := runChain(t, pp.d, c, hosts); fused != (c.name != "masked-fill") {
+				if fused := runChain(t, pp.d, c, hosts).fusedWhole(); fused != (c.name != "masked-fill") {
 					t.Errorf("%s %v, mask %v, profile %s: fused %v", c.name, dt, masks, pp.p.name, fused)
 				}
 				n[k]++
@@ -352,40 +365,67 @@ func TestExprInstructions(t *testing.T) {
 			}
 			hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{17, 33}), specialHost(rng, dt, tensor.Shape{1, 33}),
 				randomHost(rng, tensor.Bool, tensor.Shape{17, 1})}
-			if !runChainOf(t, d, c, hosts, false) {
+			if !runChainOf(t, d, c, hosts, false).fusedWhole() {
 				t.Errorf("%s on %v: ran op by op", c.name, dt)
 			}
 		}
 	}
 }
 
+// clampNaNInf is issue 39's chain of 8 ops and 3 scalars: a clamp to
+// [-1, 1], then NaN and infinities to 0.
+var clampNaNInf = chain{"clamp-nan-inf", func(b builder, in []any) any {
+	x := b.where(b.mask(greaterOp, in[0], 1), 1, in[0])
+	x = b.where(b.mask(lessOp, x, -1), -1, x)
+	x = b.where(b.unary(isNaNOp, x, 0), 0, x)
+	return b.where(b.unary(isInfOp, x, 3), 0, x)
+}}
+
 // TestExprLimits runs chains beyond the fused kernel's limits, which
-// must run op by op with the same result: five inputs, three scalars,
-// five ops, two element types besides bool.
+// must run in segments, each within them, with the same result as the
+// ops one by one: five inputs, three scalars, six ops, eight ops and
+// three scalars (before a fold, too), two element types besides bool,
+// and a reduction inside a chain. Each must take as many steps as its
+// plan names and fuse as many of them.
 func TestExprLimits(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(63, 64))
 	f32 := func(s ...int) *tensor.Host { return specialHost(rng, tensor.F32, tensor.Shape(s)) }
 	for _, c := range []struct {
 		chain
-		hosts []*tensor.Host
+		hosts          []*tensor.Host
+		kernels, fused int
 	}{
 		{chain{"five inputs", func(b builder, in []any) any {
 			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(lessOp, in[2], in[3]))
 			return b.where(x, in[4], 0)
-		}}, []*tensor.Host{f32(5, 7), f32(7), f32(5, 1), f32(5, 7), f32(5, 7)}},
+		}}, []*tensor.Host{f32(5, 7), f32(7), f32(5, 1), f32(5, 7), f32(5, 7)}, 2, 1},
 		{chain{"three scalars", func(b builder, in []any) any {
 			return b.where(b.mask(lessOp, in[0], 1), 2, b.where(b.mask(lessOp, in[0], 3), in[0], 1))
-		}}, []*tensor.Host{f32(5, 7)}},
-		{chain{"five ops", func(b builder, in []any) any {
+		}}, []*tensor.Host{f32(5, 7)}, 2, 2},
+		{chain{"six ops", func(b builder, in []any) any {
 			x := b.mask(logicalOrOp, b.mask(lessOp, in[0], in[1]), b.mask(greaterOp, in[0], in[1]))
 			return b.where(b.mask(logicalXorOp, x, b.unary(isNaNOp, in[0], 0)), in[0], in[1])
-		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}},
+		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}, 2, 2},
+		{clampNaNInf, []*tensor.Host{f32(37, 130)}, 2, 2},
+		{chain{"clamp-nan-inf-any", func(b builder, in []any) any {
+			return b.reduce(false, b.unary(isNaNOp, clampNaNInf.make(b, in), 0))
+		}}, []*tensor.Host{f32(37, 130)}, 3, 3},
 		{chain{"two types", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[2], in[2]) }},
-			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}},
+			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}, 2, 0},
+		{chain{"reduction inside", func(b builder, in []any) any {
+			return b.where(b.reduce(false, b.unary(isNaNOp, in[0], 0)), 0, in[0])
+		}}, []*tensor.Host{f32(5, 7)}, 2, 1},
 	} {
-		if runChain(t, d, c.chain, c.hosts) {
-			t.Errorf("%s: ran fused", c.name)
+		plan := runChain(t, d, c.chain, c.hosts)
+		fused := 0
+		for _, s := range plan.steps {
+			if s.seg != nil {
+				fused++
+			}
+		}
+		if plan.kernels() != c.kernels || fused != c.fused {
+			t.Errorf("%s: %d steps, %d fused; want %d, %d", c.name, plan.kernels(), fused, c.kernels, c.fused)
 		}
 	}
 }
@@ -687,7 +727,8 @@ func TestExprEmpty(t *testing.T) {
 // scalars, each step on an Expr and with the ops one by one: where a
 // step's operands break its op's rules, both must say so in the same
 // words; else the Expr's result, fused or not, must be the ops' bit for
-// bit.
+// bit, in no more kernels than the chain's ops and scalars need
+// (fewestKernels).
 func FuzzExpr(f *testing.F) {
 	f.Add(uint8(0), uint8(1), []byte{0, 0, 1, 12, 0, 2, 3})
 	f.Add(uint8(1), uint8(0), []byte{10, 0, 0, 13, 2, 0, 1, 7, 1, 0})
@@ -750,17 +791,50 @@ func FuzzExpr(f *testing.F) {
 		if len(ex) == len(shapes) {
 			return
 		}
-		got, err := e.Eval(ex[len(ex)-1].(Node))
+		root := ex[len(ex)-1].(Node)
+		got, err := e.Eval(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer got.Free()
+		if k, most := e.compiled[0].kernels(), fewestKernels(&e, root.i); hasVote(d) && k > most {
+			t.Fatalf("%d steps, want at most %d:\n%s", k, most, e.compiled[0].explain(&e))
+		}
 		g, _ := bridge.Tensor(got).Download()
 		w, _ := bridge.Tensor(ov[len(ov)-1].(*device.Tensor)).Download()
 		if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
 		}
 	})
+}
+
+// fewestKernels returns the fewest kernels that root's chain of ops can
+// take: its ops, fuseMaxOps to a kernel; its distinct scalars,
+// fuseMaxScalars to a kernel; its element types besides bool, one to a
+// kernel; one at least.
+func fewestKernels(e *Expr, root int32) int {
+	ops := e.order(root, nil)
+	var scalars []exprArg
+	var types []tensor.DType
+	for _, i := range ops {
+		n := &e.nodes[i-1]
+		dts := []tensor.DType{n.dt}
+		for _, a := range n.args[:n.nargs] {
+			dt := a.dt
+			if a.node != 0 {
+				dt = e.nodes[a.node-1].dt
+			} else if !slices.Contains(scalars, a) {
+				scalars = append(scalars, a)
+			}
+			dts = append(dts, dt)
+		}
+		for _, dt := range dts {
+			if dt != tensor.Bool && !slices.Contains(types, dt) {
+				types = append(types, dt)
+			}
+		}
+	}
+	return max((len(ops)+fuseMaxOps-1)/fuseMaxOps, (len(scalars)+fuseMaxScalars-1)/fuseMaxScalars, len(types), 1)
 }
 
 // TestExprRowFolds runs reductions over innermost runs of axes of a
@@ -801,7 +875,7 @@ func TestExprRowFolds(t *testing.T) {
 				if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
 					t.Fatalf("%s: got %v %v, want %v %v", name, g.Shape, g.Data, w.Shape, w.Data)
 				}
-				if folds := e.compiled[0].fold != spec.FoldNone; folds != c.folds {
+				if folds := e.compiled[0].last().fold != spec.FoldNone; folds != c.folds {
 					t.Errorf("%s: folded in the kernel %v, want %v", name, folds, c.folds)
 				}
 				n[k]++
@@ -850,7 +924,7 @@ func TestExprLongFolds(t *testing.T) {
 					if !bytes.Equal(g.Data, w.Data) {
 						t.Fatalf("%s: got %v, want %v", name, g.Data, w.Data)
 					}
-					if p == &cpuProfile && !hasBlocksOf(e.compiled[0].plan, uint32(long)) {
+					if p == &cpuProfile && !hasBlocksOf(e.compiled[0].last().plan, uint32(long)) {
 						t.Errorf("%s: no blocks of %d elements", name, long)
 					}
 				}
@@ -872,7 +946,7 @@ func TestExprGrid(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(72, 73))
 	hosts := []*tensor.Host{specialHost(rng, tensor.F32, tensor.Shape{n}), randomHost(rng, tensor.Bool, tensor.Shape{n})}
-	if !runChain(t, d, chains[0], hosts) {
+	if !runChain(t, d, chains[0], hosts).fusedWhole() {
 		t.Errorf("%s: ran op by op", chains[0].name)
 	}
 	for _, shape := range []tensor.Shape{{n}, {n / 16, 16}} {
@@ -880,7 +954,7 @@ func TestExprGrid(t *testing.T) {
 		binary.LittleEndian.PutUint32(h.Data[4*(n-3):], 0x7fc00000)
 		axes := []int{len(shape) - 1}
 		e, got, want := foldAgainstOps(t, upload(t, d, h), false, axes, axes, false)
-		if e.compiled[0].fold == spec.FoldNone {
+		if e.compiled[0].last().fold == spec.FoldNone {
 			t.Errorf("%v: not folded in the kernel", shape)
 		}
 		for i := range want.Data {
@@ -948,4 +1022,50 @@ func hasBlocksOf(plan []launch, elems uint32) bool {
 		}
 	}
 	return false
+}
+
+// TestExprExplain checks Explain's text for three chains: a ReLU, one
+// kernel; the clamp of clampNaNInf, split in two by the kernel's limit
+// of ops; and a NaN check of a ReLU along an outer axis, which the kernel
+// cannot fold; and that Eval then runs the plan Explain made.
+func TestExprExplain(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(74, 75))
+	x := upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{8, 64}))
+	var e Expr
+	xn := e.Input(x)
+	relu := e.Where(e.Greater(xn, 0), xn, 0)
+	for _, c := range []struct {
+		root Node
+		want string
+	}{
+		{relu, `2 ops in 1 kernel
+1. fused greater, where (in1; scalar 0) -> f32[8 64]
+`},
+		{clampNaNInf.make(exprBuilder{&e}, []any{xn}).(Node), `8 ops in 2 kernels
+1. fused greater, where, less, where (in1; scalars 1, -1) -> f32[8 64]; boundary: 5 ops > 4
+2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[8 64]
+`},
+		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 2 kernels
+1. fused greater, where, is-nan (in1; scalar 0) -> bool[8 64]; boundary: reduction over axes the kernel cannot fold
+2. op reduce_logical_or over axes [0] (#1) -> bool[64]
+`},
+	} {
+		got, err := e.Explain(c.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("got\n%s\nwant\n%s", got, c.want)
+		}
+		n := len(e.compiled)
+		y, err := e.Eval(c.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y.Free()
+		if len(e.compiled) != n {
+			t.Errorf("Eval planned again after Explain")
+		}
+	}
 }

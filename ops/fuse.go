@@ -45,61 +45,38 @@ func hasVote(d *device.Device) bool {
 	return info.HasSubgroupOp("basic") && info.HasSubgroupOp("vote")
 }
 
-// compiled is a root of an Expr, planned: fused, its kernel's run with
-// the operands left out and its launches; else the ops in the order they
-// run.
-type compiled struct {
-	root  int32
-	fused bool
+// segment is a fused kernel of a plan: a segment of a chain, its ops in
+// order, lowered to the kernel's run with the operands left out, and its
+// launches.
+type segment struct {
+	node  int32 // the value it makes: chain's, or that of a reduction it folds
+	chain int32 // the segment's last op
+	ops   []int32
 	run   run
-	slots [fuseMaxInputs]int32 // the input node of each slot, 0 for none
+	slots [fuseMaxInputs]int32 // the node read in each slot, 0 for none
 	v     *variant
 	plan  []launch
-	chain int32  // the fused chain's last op
-	fold  uint32 // red's fold where root folds the chain, else spec.FoldNone
+	fold  uint32 // red's fold where node folds the chain, else spec.FoldNone
 	red   *reduceOp
 	// rowLen, where the fold is by rows, is the elements of the chain's
 	// result that each output element folds: its innermost axes.
 	rowLen uint32
-	after  bool    // root is a reduction of the chain's result, run after it
-	order  []int32 // the ops of an unfused root, in order
 	dev    *device.Device
-	dims   tensor.Shape // the fused kernel's output
+	dims   tensor.Shape // the kernel's output
 	dt     tensor.DType
 }
 
-// compile plans root: fused where the chain that ends at it, or at the
-// reduction it is, fits the kernel; else op by op.
-func (e *Expr) compile(root int32) (*compiled, error) {
-	n := &e.nodes[root-1]
-	c := &compiled{root: root, chain: root, dev: n.dev}
-	if n.kind == exprReduce {
-		c.chain, c.after = n.args[0].node, true
-		if rowLen, ok := e.foldable(n, c.chain); ok && n.red.fuses {
-			c.red, c.fold, c.rowLen, c.after = n.red, n.red.fold, rowLen, false
-		}
-	}
-	// A chain of one op that stores its result runs as that op: fusing
-	// saves no pass, and the op's own kernel has paths that the fused
-	// one lacks (rows, seams). A masked fill, fused, took 1.33x as long
-	// as Where on f16 (8.1 against 6.6 ms, lavapipe, five rounds).
-	ops := e.order(c.chain, nil)
-	single := c.fold == spec.FoldNone && len(ops) == 1
-	if !single && e.nodes[c.chain-1].kind != exprInput && hasVote(c.dev) && e.lower(c, ops) {
-		return c, e.planFused(c)
-	}
-	c.fused, c.fold, c.after = false, spec.FoldNone, false
-	c.order = e.order(root, nil)
-	return c, nil
-}
-
 // foldable reports whether reduction n folds its data, chain's result,
-// in the fused kernel: over every element, or over the innermost axes
+// in the fused kernel: a fold the kernel has (reduceOp.fuses), over
+// every element, or over the innermost axes
 // where each output element folds a whole number of 16-element chunks
 // (rowLen elements; 0 where one output folds every element) and the
 // output lies in one page.
 // The kernel indexes the elements in 32 bits.
 func (e *Expr) foldable(n *exprNode, chain int32) (rowLen uint32, ok bool) {
+	if !n.red.fuses {
+		return 0, false
+	}
 	dims := e.nodes[chain-1].dims
 	total, outs := dims.NumElements(), n.dims.NumElements()
 	if total > fuseMaxFold {
@@ -140,8 +117,8 @@ func (e *Expr) order(root int32, dst []int32) []int32 {
 // lower writes c's chain, its ops in order, as a fused program into
 // c.run, and reports whether it fits the kernel: at most fuseMaxInputs
 // inputs, fuseMaxScalars distinct scalars and fuseMaxOps ops, and one
-// element type besides bool.
-func (e *Expr) lower(c *compiled, ops []int32) bool {
+// element type besides bool (misfit says which it breaks).
+func (e *Expr) lower(c *segment, ops []int32) bool {
 	if len(ops) > fuseMaxOps {
 		return false
 	}
@@ -161,7 +138,7 @@ func (e *Expr) lower(c *compiled, ops []int32) bool {
 		}
 		p.instr = append(p.instr, instrOf(n, regs))
 	}
-	c.fused, c.slots = true, p.slots
+	c.ops, c.slots = ops, p.slots
 	c.dt, c.dims = e.nodes[c.chain-1].dt, e.nodes[c.chain-1].dims
 	c.run = p.run(c)
 	return true
@@ -240,7 +217,7 @@ func instrOf(n *exprNode, regs [3]uint32) uint32 {
 
 // run returns the kernel's run of program p for c: its width, element
 // sizes, scalars and constants (HEAD, then the instructions).
-func (p *program) run(c *compiled) run {
+func (p *program) run(c *segment) run {
 	vt := p.vt
 	if vt == tensor.Invalid {
 		vt = tensor.Bool
@@ -268,7 +245,7 @@ func (p *program) run(c *compiled) run {
 
 // markBools sets the sizes of c's bool inputs to one byte and their bits
 // in HEAD, once the inputs are known.
-func (e *Expr) markBools(c *compiled) {
+func (e *Expr) markBools(c *segment) {
 	for x, i := range c.slots {
 		if i != 0 && e.nodes[i-1].dt == tensor.Bool {
 			c.run.sizes[x] = 1
@@ -277,15 +254,20 @@ func (e *Expr) markBools(c *compiled) {
 	}
 }
 
+// planned stands for every operand tensor while a segment is planned:
+// the plan asks only which operands are tensors, and an earlier
+// segment's value does not exist yet. Record gives the tensors.
+var planned = new(device.Tensor)
+
 // planFused picks the fused kernel's variant for c and plans its
 // launches.
-func (e *Expr) planFused(c *compiled) error {
+func (e *Expr) planFused(c *segment) error {
 	e.markBools(c)
 	r := &c.run
 	var shapes [fuseMaxInputs]tensor.Shape
 	for x, i := range c.slots {
 		if i != 0 {
-			r.ts[x], shapes[x] = e.nodes[i-1].t, e.nodes[i-1].dims
+			r.ts[x], shapes[x] = planned, e.nodes[i-1].dims
 		}
 	}
 	l := newLayout(c.dims, shapes[:]...)
@@ -296,7 +278,7 @@ func (e *Expr) planFused(c *compiled) error {
 		return nil
 	}
 	if c.fold != spec.FoldNone {
-		r.fold, r.foldLen = uint64(max(e.nodes[c.root-1].dims.NumElements(), 1)), c.rowLen
+		r.fold, r.foldLen = uint64(max(e.nodes[c.node-1].dims.NumElements(), 1)), c.rowLen
 	}
 	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
 	if err != nil {
@@ -308,33 +290,27 @@ func (e *Expr) planFused(c *compiled) error {
 	return nil
 }
 
-// eval runs c with e's inputs as they are now.
-func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
-	if !c.fused {
-		return e.evalOrder(c.order)
-	}
-	root := &e.nodes[c.root-1]
+// eval runs c with e's inputs as they are now and the values of earlier
+// segments in vals.
+func (c *segment) eval(e *Expr, vals []*device.Tensor) (*device.Tensor, error) {
+	n := &e.nodes[c.node-1]
 	dt, dims := c.dt, c.dims
 	if c.fold != spec.FoldNone {
-		dt, dims = root.dt, root.dims
+		dt, dims = n.dt, n.dims
 	}
 	res, err := bridge.Empty(c.dev, dt, dims)
 	if err != nil {
-		return nil, fmt.Errorf("%s: output: %w", root.name, err)
+		return nil, fmt.Errorf("%s: output: %w", n.name, err)
 	}
-	if err := c.record(e, res); err != nil {
+	if err := c.record(e, res, vals); err != nil {
 		res.Free()
 		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
 	}
-	if !c.after {
-		return res, nil
-	}
-	defer res.Free()
-	return reduceRun(root.red, res, root.axes, root.dims)
+	return res, nil
 }
 
 // record records c's fused kernel into res.
-func (c *compiled) record(e *Expr, res *device.Tensor) error {
+func (c *segment) record(e *Expr, res *device.Tensor, vals []*device.Tensor) error {
 	if c.fold != spec.FoldNone {
 		if err := bridge.Device(c.dev).Fill(bridge.Tensor(res), c.red.identityWord()); err != nil {
 			return err
@@ -343,7 +319,7 @@ func (c *compiled) record(e *Expr, res *device.Tensor) error {
 	r := c.run
 	for x, i := range c.slots {
 		if i != 0 {
-			r.ts[x] = e.nodes[i-1].t
+			r.ts[x] = e.value(i, vals)
 		}
 	}
 	r.ts[fuseMaxInputs] = res
@@ -353,44 +329,4 @@ func (c *compiled) record(e *Expr, res *device.Tensor) error {
 		}
 	}
 	return nil
-}
-
-// evalOrder runs ops one by one, each as its own function would, and
-// returns the last one's result; intermediates are freed once their
-// last user has run.
-func (e *Expr) evalOrder(order []int32) (*device.Tensor, error) {
-	vals := make([]*device.Tensor, len(e.nodes))
-	uses := make([]int, len(e.nodes))
-	for _, i := range order {
-		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
-			if a.node != 0 {
-				uses[a.node-1]++
-			}
-		}
-	}
-	release := func() {
-		for _, t := range vals {
-			t.Free()
-		}
-	}
-	for k, i := range order {
-		t, err := e.evalNode(i, vals)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		vals[i-1] = t
-		if k == len(order)-1 {
-			return t, nil
-		}
-		for _, a := range e.nodes[i-1].args[:e.nodes[i-1].nargs] {
-			if a.node != 0 && e.nodes[a.node-1].kind != exprInput {
-				if uses[a.node-1]--; uses[a.node-1] == 0 {
-					vals[a.node-1].Free()
-					vals[a.node-1] = nil
-				}
-			}
-		}
-	}
-	return nil, invalidf("expr: nothing to evaluate")
 }

@@ -32,6 +32,7 @@ func KeepDims(keep bool) ReduceOption { return ReduceOption{keepDims: keep} }
 // too.
 type reduceOp struct {
 	name     string // in errors: the op's name, in snake case
+	short    string // in plans: the fold's name
 	fold     uint32
 	identity bool
 	fuses    bool
@@ -39,9 +40,9 @@ type reduceOp struct {
 }
 
 var (
-	reduceOrOp  = &reduceOp{name: "reduce_logical_or", fold: spec.FoldAny, fuses: true, ref: cpuref.ReduceLogicalOr}
-	reduceAndOp = &reduceOp{name: "reduce_logical_and", fold: spec.FoldAll, identity: true, fuses: true, ref: cpuref.ReduceLogicalAnd}
-	reduceXorOp = &reduceOp{name: "reduce_logical_xor", fold: spec.FoldXor, ref: cpuref.ReduceLogicalXor}
+	reduceOrOp  = &reduceOp{name: "reduce_logical_or", short: "any", fold: spec.FoldAny, fuses: true, ref: cpuref.ReduceLogicalOr}
+	reduceAndOp = &reduceOp{name: "reduce_logical_and", short: "all", fold: spec.FoldAll, identity: true, fuses: true, ref: cpuref.ReduceLogicalAnd}
+	reduceXorOp = &reduceOp{name: "reduce_logical_xor", short: "xor", fold: spec.FoldXor, ref: cpuref.ReduceLogicalXor}
 	// reduceOps are every reduction, as tests run them.
 	reduceOps = []*reduceOp{reduceOrOp, reduceAndOp, reduceXorOp}
 )
