@@ -4,7 +4,7 @@
 // cover a piece (MODE_ALL, the general path, and the fast ones), and
 // storing the output by vectors and by partial words. An op is a file of
 // hooks that includes this one (select.glsl, mask.glsl); each module
-// (a .comp that make shaders writes from shaders/modules.go) defines W,
+// (a .comp that make shaders writes from shaders/spec) defines W,
 // the element bytes, and the variant's and role's defines before
 // including the op. The op defines, before including this file:
 //
