@@ -3,11 +3,12 @@
 
 GO      ?= go
 GLSLC   ?= glslc
-SHADERS = $(wildcard shaders/*.comp)
+GEN     := shaders/generated
+SHADERS = $(wildcard $(GEN)/*.comp)
 SPIRV   := $(SHADERS:.comp=.spv)
 APT_PKGS := mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers glslc spirv-tools
 GLFW_PKGS := libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
-GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror
+GLSLC_FLAGS := --target-env=vulkan1.1 -O -Werror -I shaders -I shaders/generated
 
 .PHONY: all build deps deps-glfw deps-peers bench-peers shaders gen-shaders spirv check-shaders test test-short test-gpu test-cgocheck2 test-race test-glfw fuzz vet bench bench-go bench-report
 
@@ -44,19 +45,20 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/vkops ./cmd/vkops
 
-# The .comp files and shaders/spec.glsl are written from Go's tables
-# (shaders/spec) by shaders/gen; each .comp includes an op's GLSL, which
+# The .comp files and spec.glsl are written from Go's tables
+# (shaders/spec) by shaders/gen into shaders/generated, apart from the
+# hand-written GLSL in shaders/; each .comp includes an op's GLSL, which
 # includes the skeleton. make shaders writes them, then compiles every
 # module whose sources changed.
 shaders: gen-shaders
 	@$(MAKE) --no-print-directory spirv
 
 gen-shaders:
-	$(GO) run ./shaders/gen shaders
+	$(GO) run ./shaders/gen $(GEN)
 
 spirv: $(SPIRV)
 
-shaders/%.spv: shaders/%.comp $(wildcard shaders/*.glsl)
+$(GEN)/%.spv: $(GEN)/%.comp $(GEN)/spec.glsl $(wildcard shaders/*.glsl)
 	$(GLSLC) $(GLSLC_FLAGS) -o $@ $<
 
 # check-shaders writes the sources and compiles every module into a
@@ -66,16 +68,16 @@ check-shaders:
 	@tmp=$$(mktemp -d); status=0; \
 	$(GO) run ./shaders/gen $$tmp || status=1; \
 	for f in $$tmp/*.comp $$tmp/spec.glsl; do \
-		cmp -s $$f shaders/$$(basename $$f) || { echo "shaders/$$(basename $$f) is stale: run make shaders"; status=1; }; \
+		cmp -s $$f $(GEN)/$$(basename $$f) || { echo "$(GEN)/$$(basename $$f) is stale: run make shaders"; status=1; }; \
 	done; \
-	for f in shaders/*.comp; do [ -f $$tmp/$$(basename $$f) ] || { echo "$$f is no module of shaders/spec"; status=1; }; done; \
+	for f in $(GEN)/*.comp; do [ -f $$tmp/$$(basename $$f) ] || { echo "$$f is no module of shaders/spec"; status=1; }; done; \
 	for s in $$tmp/*.comp; do \
 		b=$$(basename $$s .comp); \
-		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv shaders/$$b.comp || status=1; \
-		cmp -s $$tmp/$$b.spv shaders/$$b.spv || { echo "shaders/$$b.spv is stale: run make shaders"; status=1; }; \
-		spirv-val --target-env vulkan1.1 shaders/$$b.spv || status=1; \
+		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv $(GEN)/$$b.comp || status=1; \
+		cmp -s $$tmp/$$b.spv $(GEN)/$$b.spv || { echo "$(GEN)/$$b.spv is stale: run make shaders"; status=1; }; \
+		spirv-val --target-env vulkan1.1 $(GEN)/$$b.spv || status=1; \
 	done; \
-	for f in shaders/*.spv; do [ -f $${f%.spv}.comp ] || { echo "$$f has no source"; status=1; }; done; \
+	for f in $(GEN)/*.spv; do [ -f $${f%.spv}.comp ] || { echo "$$f has no source"; status=1; }; done; \
 	rm -rf $$tmp; exit $$status
 
 # staticcheck is a Go tool of this module (go.mod's tool line), so go tool

@@ -209,28 +209,42 @@ func TestPerOpAndFirstCalls(t *testing.T) {
 		per.FloorUS <= 0 || per.FloorChainedUS <= 0 || per.Ratio <= 0 {
 		t.Errorf("MeasurePerOp: %+v", per)
 	}
-	cases := FirstCallCases()
+	cases := FirstCallCases(MinSize)
 	picked := []*Case{cases[0], cases[len(cases)-1]}
-	first, err := FirstCalls(device.Options{
-		Validation:   true,
-		OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
-	}, picked)
+	// In this process, each run on a device of its own with the runner's
+	// cache directory: Mesa reads its variables as it loads, so they are
+	// left to the fresh processes of vkops bench.
+	var envs [][]string
+	run := func(c *Case, n int, env []string) (FirstRun, error) {
+		envs = append(envs, env)
+		opts := device.Options{
+			CacheDir:     strings.TrimPrefix(env[0], "VKOPS_CACHE_DIR="),
+			Validation:   true,
+			OnValidation: func(sev, msg string) { t.Errorf("validation %s: %s", sev, msg) },
+		}
+		return MeasureFirst(opts, c, 1)
+	}
+	first, err := FirstCalls(run, MinSize, picked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != len(picked) {
-		t.Fatalf("FirstCalls: %+v", first)
+	if len(first) != len(picked) || len(envs) != 3*len(picked) {
+		t.Fatalf("FirstCalls: %+v, %d runs", first, len(envs))
 	}
 	for i, f := range first {
-		if f.Case != picked[i].Name() || f.ColdMS <= 0 || f.WarmMS <= 0 || f.CacheBytes <= 0 {
+		if f.Case != picked[i].Name() || f.ColdMS <= 0 || f.WarmMS <= 0 || f.SteadyMS <= 0 || f.CacheBytes <= 0 {
 			t.Errorf("FirstCalls: %+v", f)
 		}
+	}
+	if got := strings.Join(envs[0][1:], " "); !strings.HasSuffix(got, "MESA_SHADER_CACHE_DISABLE=true") {
+		t.Errorf("the cold run's environment: %q", envs[0])
 	}
 	names := map[string]bool{}
 	for _, c := range cases {
 		names[c.Op+"/"+c.Pattern] = true
 	}
-	if len(names) != 8 || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] || !names["greater/same"] {
+	if len(names) != 8+len(chainPatterns) || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] ||
+		!names["greater/same"] || !names["chain/relu"] || !names["chain/nan-check"] {
 		t.Errorf("FirstCallCases: %v", names)
 	}
 }

@@ -135,31 +135,47 @@ func MeasurePerOp(d *device.Device, n int) (PerOp, error) {
 	return res, nil
 }
 
-// FirstCall is the latency of a case's first run on a freshly opened
-// device, in milliseconds of wall time: building its pipelines (and
-// choosing its kernel variant, where an op has several), recording,
-// submitting and waiting.
+// FirstCall is the latency of a case's first run in a fresh process,
+// in milliseconds of wall time: building its pipelines (and choosing
+// its kernel variant, where an op has several), recording, submitting
+// and waiting, beside the runs after it.
 type FirstCall struct {
 	Case string `json:"case"`
-	// ColdMS starts from an empty cache directory; WarmMS from the same
-	// directory after the cold device's Close saved its pipeline cache
-	// and variant choices.
+	// ColdMS starts from an empty vkops cache directory with Mesa's
+	// shader cache off (MESA_SHADER_CACHE_DISABLE=true); WarmMS from the
+	// same directory once a process with Mesa's cache on, kept in that
+	// directory, has run the case and saved both.
 	ColdMS float64 `json:"cold_ms"`
 	WarmMS float64 `json:"warm_ms"`
-	// CacheBytes is what the cold device saved.
+	// SteadyMS is the median of the warm process's runs after its first.
+	SteadyMS float64 `json:"steady_ms"`
+	// CacheBytes is what the cold and the warming processes saved.
 	CacheBytes int64 `json:"cache_bytes"`
 }
 
-// FirstCalls measures each case's first run on a device opened with opts
-// and a fresh temporary cache directory of its own, so that no case
-// profits from another's pipelines or choices, then again on a second
-// device opened on that directory after the first was closed. Caches
-// outside vkops's directory, such as the driver's own shader cache, are
-// not touched: their state shows in both figures.
-func FirstCalls(opts device.Options, cases []*Case) ([]FirstCall, error) {
+// A FirstRun is what one process measured of a case: its first run and
+// the median of the runs after it.
+type FirstRun struct {
+	FirstMS  float64 `json:"first_ms"`
+	SteadyMS float64 `json:"steady_ms"`
+}
+
+// A FirstRunner runs case c of FirstCallCases(n) in a fresh process
+// whose environment has env added, as MeasureFirst does, and returns
+// what it measured.
+type FirstRunner func(c *Case, n int, env []string) (FirstRun, error)
+
+// FirstCalls measures the first run of each of cases, of
+// FirstCallCases(n), by run: with a fresh
+// temporary cache directory of its own, so that no case profits from
+// another's pipelines or choices, then twice more on that directory with
+// Mesa's shader cache kept there, the first to fill it and the second to
+// time. Mesa's cache is named in every environment, so that neither the
+// user's setting nor a cache that other programs share shows.
+func FirstCalls(run FirstRunner, n int, cases []*Case) ([]FirstCall, error) {
 	res := make([]FirstCall, len(cases))
 	for i, c := range cases {
-		f, err := firstCall(opts, c)
+		f, err := firstCall(func(c *Case, env []string) (FirstRun, error) { return run(c, n, env) }, c)
 		if err != nil {
 			return nil, err
 		}
@@ -168,40 +184,54 @@ func FirstCalls(opts device.Options, cases []*Case) ([]FirstCall, error) {
 	return res, nil
 }
 
-func firstCall(opts device.Options, c *Case) (FirstCall, error) {
+func firstCall(run func(c *Case, env []string) (FirstRun, error), c *Case) (FirstCall, error) {
 	res := FirstCall{Case: c.Name()}
 	dir, err := os.MkdirTemp("", "vkops-bench-cache-")
 	if err != nil {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	opts.CacheDir = dir
-	if res.ColdMS, err = firstRun(opts, c); err != nil {
+	env := func(mesaOff bool) []string {
+		return []string{"VKOPS_CACHE_DIR=" + dir, "MESA_SHADER_CACHE_DIR=" + filepath.Join(dir, "mesa"),
+			fmt.Sprintf("MESA_SHADER_CACHE_DISABLE=%t", mesaOff)}
+	}
+	cold, err := run(c, env(true))
+	if err != nil {
 		return res, err
 	}
+	if _, err := run(c, env(false)); err != nil {
+		return res, err
+	}
+	if res.CacheBytes, err = dirBytes(dir); err != nil {
+		return res, err
+	}
+	warm, err := run(c, env(false))
+	res.ColdMS, res.WarmMS, res.SteadyMS = cold.FirstMS, warm.FirstMS, warm.SteadyMS
+	return res, err
+}
+
+// dirBytes returns the bytes of the files under dir.
+func dirBytes(dir string) (n int64, err error) {
 	err = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
 		info, err := e.Info()
 		if err == nil {
-			res.CacheBytes += info.Size()
+			n += info.Size()
 		}
 		return err
 	})
-	if err != nil {
-		return res, err
-	}
-	res.WarmMS, err = firstRun(opts, c)
-	return res, err
+	return n, err
 }
 
-// firstRun opens a device, times the case's first run and closes the
-// device, which saves its caches.
-func firstRun(opts device.Options, c *Case) (ms float64, err error) {
+// MeasureFirst opens a device, times the case's first run, then runs
+// more, and closes the device, which saves its caches. It is what a
+// FirstRunner's process does: `vkops bench --first`.
+func MeasureFirst(opts device.Options, c *Case, runs int) (res FirstRun, err error) {
 	d, err := device.Open(opts)
 	if err != nil {
-		return 0, err
+		return res, err
 	}
 	defer func() {
 		if cerr := d.Close(); err == nil {
@@ -210,41 +240,58 @@ func firstRun(opts device.Options, c *Case) (ms float64, err error) {
 	}()
 	run, cleanup, err := c.Setup(d)
 	if err != nil {
-		return 0, fmt.Errorf("bench %s: %w", c.Name(), err)
+		return res, fmt.Errorf("bench %s: %w", c.Name(), err)
 	}
 	defer cleanup()
 	// The operands are uploaded and idle: only the op is timed.
 	if err := d.Sync(); err != nil {
-		return 0, err
+		return res, err
 	}
-	start := time.Now()
-	err = run()
-	if err == nil {
-		err = d.Sync()
+	times := make([]float64, runs+1)
+	for i := range times {
+		start := time.Now()
+		err = run()
+		if err == nil {
+			err = d.Sync()
+		}
+		times[i] = float64(time.Since(start).Nanoseconds()) / 1e6
+		if err != nil {
+			return res, fmt.Errorf("bench %s: run %d: %w", c.Name(), i, err)
+		}
 	}
-	ms = float64(time.Since(start).Nanoseconds()) / 1e6
-	if err != nil {
-		return 0, fmt.Errorf("bench %s: first call: %w", c.Name(), err)
+	res.FirstMS = times[0]
+	if runs > 0 {
+		res.SteadyMS = median(times[1:])
 	}
-	return ms, nil
+	return res, nil
 }
 
 // FirstCallCases returns the cases whose first calls `vkops bench`
-// reports, one or two per op family on MinSize elements: select, where
-// with a scalar (the select kernel with other constants), ReduceLogicalOr
-// over the inner and the outer axis (two kernels), ReduceLogicalAnd, and
-// the mask kernel as a comparison, a classifier and a logical op.
-func FirstCallCases() []*Case {
+// reports, on n elements: one or two per op family (select, where with
+// a scalar (the select kernel with other constants), ReduceLogicalOr
+// over the inner and the outer axis (two kernels), ReduceLogicalAnd,
+// and the mask kernel as a comparison, a classifier and a logical op),
+// each chain pattern fused on f32, and the NaN check from a Go slice,
+// the job of a Go loop over it.
+func FirstCallCases(n int) []*Case {
 	var cs []*Case
-	all := append(Select(MinSize, tensor.F32), Reduce(MinSize)...)
-	for _, c := range append(all, Mask(MinSize)...) {
+	all := append(Select(n, tensor.F32), Reduce(n)...)
+	for _, c := range append(all, Mask(n)...) {
 		switch c.Op + "/" + c.Pattern + "/" + c.DType.String() {
 		case "select/same/f32", "where/scalar-else/f32", "reduce-or/axis1/bool", "reduce-or/axis0/bool",
 			"greater/same/f32", "is-nan/same/f32", "logical-and/same/bool":
 			cs = append(cs, c)
 		}
 	}
-	return append(cs, reduceAndCase(MinSize))
+	cs = append(cs, reduceAndCase(n))
+	for _, p := range chainPatterns {
+		cs = append(cs, p.chainCase(n, tensor.F32, true))
+		if p.name == "nan-check" {
+			xs, ms := p.shapes(n)
+			cs = append(cs, p.sliceCase(xs, ms))
+		}
+	}
+	return cs
 }
 
 // reduceAndCase is ReduceLogicalAnd over the inner axis of n bools, all

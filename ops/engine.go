@@ -87,15 +87,21 @@ func hasTexels(d *device.Device) bool { return bridge.Device(d).HasTexels(core.T
 // newVariants returns op's variants at width w, the portable one first.
 func (op *elemOp) newVariants(w int) []*variant {
 	var vs []*variant
+	sop, _ := spec.ElementwiseOpNamed(op.name)
 	for _, ev := range spec.ElementwiseVariants {
 		texel := ev.Suffix != ""
-		k := func(roleSuffix string) *core.Kernel {
-			if roleSuffix != "" && !op.rows {
+		k := func(r spec.Role) *core.Kernel {
+			if !sop.Has(r) {
 				return nil
 			}
-			return op.kernel(spec.ElementwiseName(op.name, w, ev.Suffix, roleSuffix), texel)
+			return op.kernel(spec.ElementwiseName(op.name, w, ev.Suffix, r.Suffix), texel)
 		}
-		vs = append(vs, &variant{name: ev.Name, kernel: k(""), rows: k("_rows"), seams: k("_seams"), needs: op.variantNeeds(ev.Name)})
+		v := &variant{name: ev.Name, kernel: k(spec.RoleMain), rows: k(spec.RoleRows), seams: k(spec.RoleSeams),
+			whole: k(spec.RoleWhole), needs: op.variantNeeds(ev.Name)}
+		if v.kernel == nil {
+			v.kernel = k(spec.RoleElems)
+		}
+		vs = append(vs, v)
 	}
 	return vs
 }
@@ -128,13 +134,15 @@ func (op *elemOp) kernel(name string, texel bool) *core.Kernel {
 	return k
 }
 
-// module returns the variant's kernel of role ro.
-func (v *variant) module(ro role) *core.Kernel {
-	switch ro {
-	case roleRows:
+// module returns the variant's kernel of role ro and mode.
+func (v *variant) module(ro role, mode uint32) *core.Kernel {
+	switch {
+	case ro == roleRows:
 		return v.rows
-	case roleSeams:
+	case ro == roleSeams:
 		return v.seams
+	case mode == spec.ModeWhole && v.whole != nil:
+		return v.whole
 	}
 	return v.kernel
 }
@@ -305,7 +313,7 @@ func (r *run) recordLaunch(d *device.Device, v *variant, ln *launch) error {
 			args[x] = args[bound]
 		}
 	}
-	return bridge.Device(d).Dispatch(v.module(ln.role), ln.spec[:ln.nspec], args[:out+1], ln.push[:ln.npush], ln.grid)
+	return bridge.Device(d).Dispatch(v.module(ln.role, ln.mode), ln.spec[:ln.nspec], args[:out+1], ln.push[:ln.npush], ln.grid)
 }
 
 // class is the part of a plan that can change which variant is fastest

@@ -20,24 +20,30 @@ import (
 const (
 	fuseMaxInputs  = 4
 	fuseMaxScalars = 2
-	fuseMaxOps     = 4
+	fuseMaxOps     = spec.FusedMaxOps
 	fuseRegOps     = fuseMaxInputs + fuseMaxScalars
 	// fuseMaxFold is the most elements a fold takes: the kernel indexes
 	// them from the piece's first in 32 bits.
 	fuseMaxFold = math.MaxInt32
 )
 
-// fusedElem describes the fused kernels to the engine: four input slots
-// (those a program leaves empty are pushed, never read), of bools or of
-// the program's value type, and no modules of rows or seams. Its
-// families are timed on less-than of two inputs, as the masks' are.
-var fusedElem = (&elemOp{
-	name: "fused", inputs: fuseMaxInputs, boolOut: true, folds: true,
-	needs:     hasVote,
-	chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
-	probes:    []probe{{pushed: 0b1100}},
-	probeSpec: []uint32{1<<16 | 1<<6, spec.OpLT | 1<<12},
-}).register()
+// fusedElems describe the fused kernels to the engine, by the program's
+// length (shaders/spec: a module for each): four input slots (those a
+// program leaves empty are pushed, never read), of bools or of the
+// program's value type, and no modules of rows or seams. Their families
+// are timed on less-than of two inputs, as the masks' are.
+var fusedElems = func() (ops [fuseMaxOps + 1]*elemOp) {
+	for n := 1; n <= fuseMaxOps; n++ {
+		ops[n] = (&elemOp{
+			name: spec.FusedName(n), inputs: fuseMaxInputs, boolOut: true, folds: true,
+			needs:     hasVote,
+			chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
+			probes:    []probe{{pushed: 0b1100}},
+			probeSpec: []uint32{1<<16 | 1<<6, spec.OpLT | 1<<12},
+		}).register()
+	}
+	return ops
+}()
 
 // hasVote reports whether d has the subgroup operations a fold needs.
 func hasVote(d *device.Device) bool {
@@ -222,7 +228,7 @@ func (p *program) run(c *segment) run {
 	if vt == tensor.Invalid {
 		vt = tensor.Bool
 	}
-	r := fusedElem.newRun(vt.Size())
+	r := fusedElems[len(p.instr)].newRun(vt.Size())
 	var head uint32
 	for x := range fuseMaxInputs + 1 {
 		r.sizes[x] = vt.Size()
@@ -280,7 +286,7 @@ func (e *Expr) planFused(c *segment) error {
 	if c.fold != spec.FoldNone {
 		r.fold, r.foldLen = uint64(max(e.nodes[c.node-1].dims.NumElements(), 1)), c.rowLen
 	}
-	v, err := fusedElem.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
+	v, err := r.op.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func FuzzPlan(f *testing.F) {
 	f.Add(uint8(1), []byte{2, 11, 12, 2, 1, 12}, uint8(0), uint8(5), uint8(2))
 	f.Add(uint8(0), []byte{1, 15, 1, 15, 1, 15}, uint8(2), uint8(0), uint8(8))
 	f.Fuzz(func(t *testing.T, opSel uint8, shapes []byte, elem uint8, pageLog uint8, profSel uint8) {
-		op := []*elemOp{selectElem, maskElem, fusedElem}[opSel%3]
+		op := []*elemOp{selectElem, maskElem, fusedElems[1]}[opSel%3]
 		b := fzBytes(shapes)
 		ins := make([]tensor.Shape, op.inputs)
 		var outShapes []tensor.Shape

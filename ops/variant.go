@@ -26,6 +26,9 @@ type variant struct {
 	// seams is the variant's kernel of the blocks that a row begins
 	// inside (modeSeams), a module of its own as rows is.
 	seams *core.Kernel
+	// whole, where set, is the variant's kernel of modeWhole, a module
+	// of its own as rows is; kernel then runs modeAll and modeEnds.
+	whole *core.Kernel
 	// needs reports whether the device has what the variant needs; nil
 	// for the portable variant.
 	needs func(d *device.Device) bool
@@ -96,7 +99,10 @@ var driverDefaults = []driverDefault{
 	{0x10005, core.DriverMesaLLVMpipe, "reduce/cols", "texel"},
 	{0x10005, core.DriverMesaLLVMpipe, "reduce/split", "texel-subgroup"},
 	{0x10005, core.DriverMesaLLVMpipe, "mask/", "texel64"},
-	{0x10005, core.DriverMesaLLVMpipe, "fused/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "fused1/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "fused2/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "fused3/", "texel64"},
+	{0x10005, core.DriverMesaLLVMpipe, "fused4/", "texel64"},
 }
 
 // byDefault returns the driver's default variant for f, if the table has

@@ -4,7 +4,7 @@
 // cover a piece (MODE_ALL, the general path, and the fast ones), and
 // storing the output by vectors and by partial words. An op is a file of
 // hooks that includes this one (select.glsl, mask.glsl); each module
-// (a .comp that make shaders writes from shaders/modules.go) defines W,
+// (a .comp that make shaders writes from shaders/spec) defines W,
 // the element bytes, and the variant's and role's defines before
 // including the op. The op defines, before including this file:
 //
@@ -23,9 +23,10 @@
 // The shared specialization constants' ids come from spec.glsl, which
 // make shaders writes from shaders/spec.go; an op's own start at
 // SPEC_OP0. A module of the ROWS or SEAMS role holds only that mode's
-// path: the code of one path slows lavapipe's building of every
-// pipeline of a module, since it translates all of a module's code
-// before specialization removes any.
+// path, one of the WHOLE role only MODE_WHOLE's, one of ELEMS only
+// MODE_ALL's and MODE_ENDS': the code of one path slows lavapipe's
+// building of every pipeline of a module, since it translates all of a
+// module's code before specialization removes any.
 #include "spec.glsl"
 #extension GL_EXT_control_flow_attributes : require
 
@@ -314,7 +315,7 @@ layout(constant_id = SPEC_GATHER) const uint GATHER = 0;
 layout(constant_id = SPEC_TWO) const uint TWO = 0;
 #endif
 
-#if !defined(ROWS) && !defined(SEAMS)
+#if !defined(ROWS) && !defined(SEAMS) && !defined(ELEMS)
 // MODE_WHOLE only: 0 where each block lies in one innermost run; else
 // the chunks of each row, where rows of whole chunks are shorter than a
 // block: a block then holds E / (16 ROWCH) whole rows, which the kernel
@@ -369,7 +370,7 @@ bool block(uint first, out uint e0, out uint lo, out uint hi) {
 // [lo, hi) and whose first element there is at coord, lies whole in one
 // innermost run, or with ROWCH whole in the piece.
 bool inRun(uint e0, uint lo, uint hi, uint coord[8]) {
-#if !defined(ROWS) && !defined(SEAMS)
+#if !defined(ROWS) && !defined(SEAMS) && !defined(ELEMS)
 	if (ROWCH != 0u) {
 		return lo == e0 && hi == e0 + E;
 	}
@@ -437,7 +438,7 @@ void advance(inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
 	advanceFrom(0u, coord, off, st);
 }
 
-#if !defined(ROWS) && !defined(SEAMS)
+#if !defined(ROWS) && !defined(SEAMS) && !defined(ELEMS)
 // rowChunk returns which chunk of its row chunk ch of a MODE_WHOLE block
 // is, first stepping coord and off to the next row where ch starts one.
 uint rowChunk(uint ch, inout uint coord[8], inout uint off[NIN], uint st[NIN][8]) {
@@ -788,6 +789,7 @@ void seams(uint e0, uint coord[8], uint off[NIN]) {
 	}
 }
 #else
+#ifndef ELEMS
 // whole does a block of MODE_WHOLE, [lo, hi) of the block from e0 in
 // the piece, from its multi-index coord and the inputs' offsets off
 // there, if it lies whole in one innermost run, or with ROWCH is whole
@@ -819,7 +821,9 @@ void whole(uint e0, uint lo, uint hi, uint coord[8], uint off[NIN]) {
 		storeChunk(e0, ch, o);
 	}
 }
+#endif
 
+#ifndef WHOLE
 // elements does [lo, hi) of a block element by element, from its
 // multi-index coord and the inputs' offsets off there, stepping each
 // input by its strides: the general path, which every other mode is
@@ -861,6 +865,7 @@ void elements(uint lo, uint hi, uint coord[8], uint off[NIN]) {
 	}
 }
 #endif
+#endif
 
 // run does the block this invocation owns, if it has one.
 void run() {
@@ -884,6 +889,10 @@ void run() {
 	}
 #elif defined(SEAMS)
 	seams(e0, coord, off);
+#elif defined(WHOLE)
+	whole(e0, lo, hi, coord, off);
+#elif defined(ELEMS)
+	elements(lo, hi, coord, off);
 #else
 	if (MODE == MODE_WHOLE) {
 		whole(e0, lo, hi, coord, off);

@@ -6,7 +6,7 @@
 // its bytes up to where a row ends take one, the rest the next. That
 // keeps every store a whole vector, with no element-by-element path for
 // the vectors a row ends in, which the select kernel needs there. This
-// is the body of the expand kernels; shaders/expand*.comp include it
+// is the body of the expand kernels; shaders/generated/expand*.comp include it
 // with the defines that make each variant:
 //
 //   (no define)  storage buffers throughout.

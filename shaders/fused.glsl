@@ -18,11 +18,11 @@
 
 // HEAD: bits 0-3, input x is bool; bits 4-5, scalar s is bool; bit 6,
 // the output is bool; bits 8-11, KEY (of the values); bits 12-13, FOLD;
-// bit 14, FOLD_ROWS; bits 16-19, the instructions.
+// bit 14, FOLD_ROWS; bits 16-19, the instructions, which the module
+// defines as NINS: a module for each length holds only its slots' code.
 layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
 const uint KEY = (HEAD >> 8) & 15u;
 const uint FOLD = (HEAD >> 12) & 3u; // FOLD_NONE, FOLD_ANY or FOLD_ALL (spec.glsl)
-const uint NINS = (HEAD >> 16) & 15u;
 const bool FOLD_ROWS = ((HEAD >> 14) & 1u) != 0u;
 #define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
 uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
@@ -178,7 +178,7 @@ void step(uint ins, out uvec4 o[8]) {
 // result's non-identity is, from the last instruction's lanes where it
 // is a test, else from its bools.
 uvec4 folded() {
-	uint p = instrAt(NINS - 1u);
+	uint p = instrAt(uint(NINS) - 1u);
 	uvec4 f = uvec4(0u);
 	if (isTest(opOf(p)) && !boolArgs(p)) {
 		for (uint k = 0u; k < W; k++) {
@@ -187,7 +187,7 @@ uvec4 folded() {
 		return f;
 	}
 	uvec4 r[8];
-	get(5u + NINS, r);
+	get(5u + uint(NINS), r);
 	f = flags(r[0]);
 	return FOLD == FOLD_ANY ? f : f ^ 0x01010101u;
 }
@@ -203,14 +203,20 @@ void opChunk(uvec4 v[NIN][8], out uvec4 o[8]) {
 	for (uint k = 0u; k < scalarW(1u); k++) {
 		R5[k] = splatOf(pc.scalar[1], scalarW(1u));
 	}
-	if (NINS > 0u) step(I0, R6);
-	if (NINS > 1u) step(I1, R7);
-	if (NINS > 2u) step(I2, R8);
-	if (NINS > 3u) step(I3, R9);
+	step(I0, R6);
+#if NINS > 1
+	step(I1, R7);
+#endif
+#if NINS > 2
+	step(I2, R8);
+#endif
+#if NINS > 3
+	step(I3, R9);
+#endif
 	if (FOLD != 0u) {
 		o[0] = folded();
 	} else {
-		get(5u + NINS, o);
+		get(5u + uint(NINS), o);
 	}
 }
 
@@ -246,11 +252,17 @@ uvec2 opElem(uint off[NIN]) {
 	E3 = pushed(3u) ? uvec2(0u) : elemAt(3u, inW(3u), off[3]);
 	E4 = pc.scalar[0];
 	E5 = pc.scalar[1];
-	if (NINS > 0u) E6 = stepE(I0);
-	if (NINS > 1u) E7 = stepE(I1);
-	if (NINS > 2u) E8 = stepE(I2);
-	if (NINS > 3u) E9 = stepE(I3);
-	return getE(5u + NINS);
+	E6 = stepE(I0);
+#if NINS > 1
+	E7 = stepE(I1);
+#endif
+#if NINS > 2
+	E8 = stepE(I2);
+#endif
+#if NINS > 3
+	E9 = stepE(I3);
+#endif
+	return getE(5u + uint(NINS));
 }
 
 // The fold: where this invocation saw the output's non-identity (a

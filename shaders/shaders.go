@@ -1,6 +1,8 @@
 // Package shaders embeds the SPIR-V of the GLSL compute shaders beside
-// it. `make shaders` compiles each NAME.comp into NAME.spv with glslc; the
-// SPIR-V is committed, so that building vkops needs no shader compiler.
+// it. `make shaders` writes each module's NAME.comp into generated/ from
+// shaders/spec's tables, apart from the hand-written GLSL here, and
+// compiles it into NAME.spv with glslc; the SPIR-V is committed, so that
+// building vkops needs no shader compiler.
 package shaders
 
 import (
@@ -8,14 +10,14 @@ import (
 	"fmt"
 )
 
-//go:embed *.spv
+//go:embed generated/*.spv
 var spirv embed.FS
 
 // SPIRV returns the compiled module of NAME.comp. It panics when there is
 // none: a missing shader is a build mistake that every test catches, not
 // a condition to handle at run time.
 func SPIRV(name string) []byte {
-	b, err := spirv.ReadFile(name + ".spv")
+	b, err := spirv.ReadFile("generated/" + name + ".spv")
 	if err != nil {
 		panic(fmt.Sprintf("shaders: %s.spv is not embedded; run make shaders", name))
 	}

@@ -53,12 +53,20 @@ func runBench(e *env, args []string) error {
 		"a plain loop over its slices (peer go) and that loop split over GOMAXPROCS goroutines (peer go-parallel)")
 	cold := fs.String("cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
 		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
+	firstCase := fs.String("first-call", "", "time only this first-call case's first run in this process and the --runs after it, "+
+		"as one JSON object (what the first-call report runs in a fresh process)")
+	firstSizes := fs.String("first-sizes", fmt.Sprintf("%d,%d", bench.MinSize, bench.DefaultSize),
+		"comma-separated sizes whose first calls the overhead report measures, each case in fresh processes (\"\" for none)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return badInput("bench: unexpected argument %q", pos[0])
+	}
+	firsts, err := parseFirstSizes(*firstSizes)
+	if err != nil {
+		return err
 	}
 	sizeSet := false
 	fs.Visit(func(f *flag.Flag) { sizeSet = sizeSet || f.Name == "size" })
@@ -94,6 +102,9 @@ func runBench(e *env, args []string) error {
 	}
 	if *cold != "" {
 		return runCold(e, *cold, *size, *runs, *asJSON)
+	}
+	if *firstCase != "" {
+		return runFirst(e, *firstCase, *size, *runs)
 	}
 	sizes := []int{*size}
 	if *sweep {
@@ -171,7 +182,7 @@ func runBench(e *env, args []string) error {
 		}
 	}
 	if *overhead {
-		if err := out.overhead(e, d); err != nil {
+		if err := out.overhead(e, d, firsts); err != nil {
 			return err
 		}
 	}
@@ -400,15 +411,20 @@ func (r *report) zooSummary(results []bench.Result) {
 }
 
 // overhead measures and prints the per-op overhead on d and the first
-// calls on fresh devices of the same choice.
-func (r *report) overhead(e *env, d *device.Device) error {
+// calls of each size of sizes, each in fresh processes on the same
+// device choice.
+func (r *report) overhead(e *env, d *device.Device, sizes []int) error {
 	per, err := bench.MeasurePerOp(d, tinyOps)
 	if err != nil {
 		return err
 	}
-	first, err := bench.FirstCalls(device.Options{Device: e.device}, bench.FirstCallCases())
-	if err != nil {
-		return err
+	var first []bench.FirstCall
+	for _, n := range sizes {
+		fs, err := bench.FirstCalls(firstRunner(e), n, bench.FirstCallCases(n))
+		if err != nil {
+			return err
+		}
+		first = append(first, fs...)
 	}
 	if r.json != nil {
 		return r.json.Encode(struct {
@@ -423,15 +439,86 @@ func (r *report) overhead(e *env, d *device.Device) error {
 	fmt.Fprintf(r.w, "driver floor, the same dispatch %d times in one command buffer: %.1f us independent, %.1f us chained by barriers\n",
 		per.Ops, per.FloorUS, per.FloorChainedUS)
 	fmt.Fprintf(r.w, "batched per op / independent floor (%d dispatch per op): %.2fx\n", per.Dispatches, per.Ratio)
-	fmt.Fprintf(r.w, "first call, each case on fresh devices: cold = an empty cache dir, warm = the dir the cold device's Close saved\n")
+	if len(first) == 0 {
+		return nil
+	}
+	fmt.Fprintf(r.w, "first call, each case in fresh processes: cold = an empty cache dir and Mesa's shader cache off, "+
+		"warm = the dir and Mesa's cache that an earlier process filled; steady = the warm process's calls after its first\n")
 	width := 0
 	for _, f := range first {
 		width = max(width, len(f.Case))
 	}
 	for _, f := range first {
-		fmt.Fprintf(r.w, "  %-*s cold %8.1f ms   warm %8.1f ms   (%d bytes saved)\n", width, f.Case, f.ColdMS, f.WarmMS, f.CacheBytes)
+		fmt.Fprintf(r.w, "  %-*s cold %8.1f ms   warm %8.1f ms   steady %8.1f ms   (%d bytes saved)\n",
+			width, f.Case, f.ColdMS, f.WarmMS, f.SteadyMS, f.CacheBytes)
 	}
 	return nil
+}
+
+// parseFirstSizes parses --first-sizes.
+func parseFirstSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err == nil {
+			err = bench.CheckSize(n)
+		}
+		if err != nil {
+			return nil, badInput("bench: --first-sizes: %q: %v", s, err)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+// firstRuns are the runs a first-call process times after its first.
+const firstRuns = 3
+
+// firstRunner returns the bench.FirstRunner that runs `vkops bench
+// --first-call` in a fresh process, so that the first call meets a fresh
+// driver and fresh pages as a program's would.
+func firstRunner(e *env) bench.FirstRunner {
+	return func(c *bench.Case, n int, env []string) (bench.FirstRun, error) {
+		var res bench.FirstRun
+		args := []string{"bench", "--first-call", c.Name(), "--size", strconv.Itoa(n), "--runs", strconv.Itoa(firstRuns)}
+		if e.device != "" {
+			args = append([]string{"--device", e.device}, args...)
+		}
+		cmd, err := selfCommand(args...)
+		if err != nil {
+			return res, fmt.Errorf("bench: first call of %s: %w", c.Name(), err)
+		}
+		cmd.Env = append(os.Environ(), env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return res, fmt.Errorf("bench: first call of %s in a fresh process: %v: %s", c.Name(), err, strings.TrimSpace(stderr.String()))
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return res, fmt.Errorf("bench: first call of %s: %v in %q", c.Name(), err, out)
+		}
+		return res, nil
+	}
+}
+
+// runFirst is `vkops bench --first-call CASE`: the case of
+// bench.FirstCallCases on n elements named CASE, its first run in this
+// process and the runs after it, as one JSON object.
+func runFirst(e *env, name string, n, runs int) error {
+	for _, c := range bench.FirstCallCases(n) {
+		if c.Name() == name {
+			res, err := bench.MeasureFirst(device.Options{Device: e.device}, c, runs)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(e.stdout).Encode(res)
+		}
+	}
+	return badInput("bench: --first-call %q: no such case on %d elements", name, n)
 }
 
 // isTerminal reports whether w is a terminal, where a progress bar that

@@ -128,10 +128,11 @@ func TestBenchGoPeers(t *testing.T) {
 // overhead and the first calls.
 func TestBenchTable(t *testing.T) {
 	out := benchRun(t, "--size", "4096", "--runs", "1", "--op", "select,reduce-or", "--dtype", "i8,bool",
-		"--pattern", "same,axis0", "--shape", "4096")
+		"--pattern", "same,axis0", "--shape", "4096", "--first-sizes", "1024")
 	for _, want := range []string{"device: ", "GB/s", "of copy", "\nselect/same/i8[4096] ", "\nselect/same/bool[4096] ",
 		"per-op overhead, 1000 x select f32[4]:", "us/op batched", "driver floor", "batched per op / independent floor",
-		"first call, each case on fresh devices", "select/same/f32[1024]", "reduce-and/axis1/bool[32 32]", "cold", "warm"} {
+		"first call, each case in fresh processes", "select/same/f32[1024]", "reduce-and/axis1/bool[32 32]",
+		"chain/nan-check/f32[1 1024]/fused/slices", "cold", "warm", "steady"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -24,6 +24,24 @@ func cacheDir(dir string) string {
 	return dir
 }
 
+// useMesaCache points Mesa's shader cache at dir/mesa where the user has
+// named none (MESA_SHADER_CACHE_DIR, or MESA_GLSL_CACHE_DIR, its old
+// name) and dir is set, so that vkops's cache directory holds all that
+// a first call can reuse: lavapipe's pipeline cache keeps nothing, and
+// Mesa's cache took a fused chain's first call from 0.20 to 0.15 s and
+// a select's from 51 to 15 ms (lavapipe 22.3.6). Mesa reads the variable
+// as the driver loads, before vkops knows which driver it is, so it is
+// set for any; other drivers ignore it.
+func useMesaCache(dir string) error {
+	if dir == "" || os.Getenv("MESA_SHADER_CACHE_DIR") != "" || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
+		return nil
+	}
+	if err := os.Setenv("MESA_SHADER_CACHE_DIR", filepath.Join(dir, "mesa")); err != nil {
+		return fmt.Errorf("device: Mesa's shader cache: %w", err)
+	}
+	return nil
+}
+
 // cacheFile names the pipeline cache of this device and driver: a driver
 // update or another device never reads a stale cache (the driver would
 // reject it anyway, but only after reading it).

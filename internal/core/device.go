@@ -232,6 +232,10 @@ func Open(opts Options) (*Device, error) {
 	}
 	d := &Device{pipelines: map[pipelineKey]*vk.Pipeline{}, shut: make(chan struct{})}
 	d.hostIdle, d.quiet = sync.NewCond(&d.mu), sync.NewCond(&d.mu)
+	d.cacheDir = cacheDir(opts.CacheDir)
+	if err := useMesaCache(d.cacheDir); err != nil {
+		return nil, err
+	}
 	onMsg := opts.OnValidation
 	in, err := vk.NewInstance(vk.InstanceOptions{Validation: opts.Validation, OnMessage: func(sev, msg string) {
 		d.validation.Lock()
@@ -273,7 +277,6 @@ func Open(opts Options) (*Device, error) {
 	}
 	d.pool.guard = opts.Guard
 	d.stream.init(d)
-	d.cacheDir = cacheDir(opts.CacheDir)
 	d.loadChoices()
 	d.cache, err = d.loadPipelineCache()
 	if err != nil {

@@ -59,28 +59,78 @@ var ElementwiseVariants = []ElementwiseVariant{
 	{"texel64", "_texel64", []string{"TEXEL_LOADS", "STORE64"}, "texel-buffer loads and 64-bit stores (needs shaderInt64)"},
 }
 
-// Roles are an elementwise kernel's modules of one variant and width:
-// the main module runs MODE_ALL, MODE_WHOLE and MODE_ENDS, and blocks of
-// whole rows (MODE_ROWS) and row seams (MODE_SEAMS) have modules of
-// their own, so that their code does not slow the building of the
-// others' pipelines: lavapipe translates all of a module before
-// specialization removes any.
-var Roles = []struct{ Suffix, Define string }{{"", ""}, {"_rows", "ROWS"}, {"_seams", "SEAMS"}}
+// A Role is which of a piece's blocks an elementwise module runs: its
+// names' suffix and its define.
+type Role struct{ Suffix, Define string }
 
-// ElementwiseOps are the elementwise kernels' bodies: NAME.glsl holds
-// the op's hooks and includes the skeleton, elementwise.glsl. An op
-// without Rows has a main module only: its planner takes neither
-// MODE_ROWS nor MODE_SEAMS.
-var ElementwiseOps = []struct {
-	Name, Doc string
-	Rows      bool
-}{
-	{"select", "Select: cond ? then : else, bit for bit", true},
-	{"mask", "The mask ops: comparisons, logical ops and float classifiers", true},
-	// Each instruction slot of a fused program holds every op's code,
-	// until specialization removes it: a rows module of the fused
-	// kernel alone was 385 KB of SPIR-V.
-	{"fused", "Fused chains of element ops, their program in specialization constants", false},
+// The roles. A module holds only its role's paths, so that their code
+// does not slow the building of the others' pipelines: lavapipe
+// translates and optimizes all of a module before specialization
+// removes any (a fused ReLU's first call took 4x as long from a module
+// whose functions glslc left for the driver to inline).
+var (
+	RoleMain  = Role{"", ""}            // MODE_ALL, MODE_WHOLE and MODE_ENDS
+	RoleRows  = Role{"_rows", "ROWS"}   // MODE_ROWS: blocks of whole rows
+	RoleSeams = Role{"_seams", "SEAMS"} // MODE_SEAMS: blocks a row begins inside
+	RoleWhole = Role{"_whole", "WHOLE"} // MODE_WHOLE alone
+	RoleElems = Role{"_elems", "ELEMS"} // MODE_ALL and MODE_ENDS alone
+)
+
+// An ElementwiseOp is an elementwise kernel's body and its modules:
+// Body holds the op's hooks and includes the skeleton, elementwise.glsl;
+// it has a module of each role at each width and variant, compiled with
+// Defines.
+type ElementwiseOp struct {
+	Name, Body, Doc string
+	Defines         []string
+	Roles           []Role
+}
+
+// Has reports whether op has modules of role r.
+func (op ElementwiseOp) Has(r Role) bool {
+	for _, o := range op.Roles {
+		if o == r {
+			return true
+		}
+	}
+	return false
+}
+
+// FusedMaxOps is the most instructions of a fused program.
+const FusedMaxOps = 4
+
+// FusedName returns the fused kernels' op of programs of n instructions.
+func FusedName(n int) string { return fmt.Sprintf("fused%d", n) }
+
+// ElementwiseOps are the elementwise kernels. The fused kernels have an
+// op for each length of program, and each a module for MODE_WHOLE and
+// one for the element path: each instruction slot holds every op's
+// code until specialization removes it, and one module of every mode
+// and four slots was 245 KB of SPIR-V (f32), whose pipeline took
+// lavapipe 0.11-0.15 s to build with Mesa's cache warm.
+var ElementwiseOps = append([]ElementwiseOp{
+	{"select", "select.glsl", "Select: cond ? then : else, bit for bit", nil, []Role{RoleMain, RoleRows, RoleSeams}},
+	{"mask", "mask.glsl", "The mask ops: comparisons, logical ops and float classifiers", nil, []Role{RoleMain, RoleRows, RoleSeams}},
+}, fusedOps()...)
+
+func fusedOps() []ElementwiseOp {
+	var ops []ElementwiseOp
+	for n := 1; n <= FusedMaxOps; n++ {
+		ops = append(ops, ElementwiseOp{FusedName(n), "fused.glsl",
+			fmt.Sprintf("Fused chains of %d element ops, their program in specialization constants", n),
+			[]string{fmt.Sprintf("NINS %d", n)}, []Role{RoleWhole, RoleElems}})
+	}
+	return ops
+}
+
+// ElementwiseOpNamed returns the elementwise op of that name.
+func ElementwiseOpNamed(name string) (ElementwiseOp, bool) {
+	for _, op := range ElementwiseOps {
+		if op.Name == name {
+			return op, true
+		}
+	}
+	return ElementwiseOp{}, false
 }
 
 // ElementwiseName returns the module of op at element width w (bytes),
@@ -95,17 +145,14 @@ func Modules() []Module {
 	for _, op := range ElementwiseOps {
 		for _, w := range []int{1, 2, 4, 8} {
 			for _, v := range ElementwiseVariants {
-				for _, r := range Roles {
-					if r.Define != "" && !op.Rows {
-						continue
-					}
-					defs := append([]string{fmt.Sprintf("W %du", w)}, v.Defines...)
+				for _, r := range op.Roles {
+					defs := append(append([]string{fmt.Sprintf("W %du", w)}, op.Defines...), v.Defines...)
 					doc := fmt.Sprintf("%s; %d-byte elements; %s", op.Doc, w, v.Doc)
 					if r.Define != "" {
 						defs = append(defs, r.Define)
 						doc += "; " + r.Define
 					}
-					ms = append(ms, Module{ElementwiseName(op.Name, w, v.Suffix, r.Suffix), op.Name + ".glsl", defs, doc})
+					ms = append(ms, Module{ElementwiseName(op.Name, w, v.Suffix, r.Suffix), op.Body, defs, doc})
 				}
 			}
 		}

@@ -1,0 +1,31 @@
+package core
+
+import (
+	"os"
+	"testing"
+)
+
+// useMesaCache names Mesa's shader cache under vkops's directory only
+// where the user named none and vkops has one.
+func TestUseMesaCache(t *testing.T) {
+	tests := []struct {
+		name, dir, shader, glsl, want string
+	}{
+		{"unset", "/c", "", "", "/c/mesa"},
+		{"user's", "/c", "/u", "", "/u"},
+		{"user's old name", "/c", "", "/g", ""},
+		{"no vkops dir", "", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("MESA_SHADER_CACHE_DIR", tt.shader)
+			t.Setenv("MESA_GLSL_CACHE_DIR", tt.glsl)
+			if err := useMesaCache(tt.dir); err != nil {
+				t.Fatal(err)
+			}
+			if got := os.Getenv("MESA_SHADER_CACHE_DIR"); got != tt.want {
+				t.Errorf("MESA_SHADER_CACHE_DIR = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
