@@ -7,7 +7,6 @@ import (
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/core"
-	"github.com/vkops/vkops/shaders"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
@@ -35,9 +34,6 @@ type elemOp struct {
 	// needs, where set, is what every variant of the op needs of a
 	// device.
 	needs func(d *device.Device) bool
-	// folds is whether the op's push constants end in a fold's row
-	// length (run.foldLen).
-	folds bool
 	// chunks is the 16-element chunks an invocation does on a CPU
 	// profile, by width: enough that each writes 64 bytes or more.
 	chunks [9]int
@@ -124,7 +120,7 @@ func (op *elemOp) variantNeeds(name string) func(d *device.Device) bool {
 // constants of shaders/elementwise.glsl.
 func (op *elemOp) kernel(name string, texel bool) *core.Kernel {
 	n := op.inputs
-	k := &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: n + 1, PushSize: 4 * (22 + n + n%2 + 4 + int(b2u(op.folds)))}
+	k := kernel[spec.ElementwisePush](name, n+1)
 	if texel {
 		k.Kinds = make([]core.BindingKind, n+1)
 		for x := range n {

@@ -6,6 +6,7 @@ import (
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/core"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -14,9 +15,9 @@ import (
 // constants. texel64 reads through a texel buffer and stores 32 bytes at
 // a time where the device allows, as select's variant of that name.
 var (
-	expandPortable = kernel("expand", 2, 8)
+	expandPortable = kernel[spec.ExpandPush]("expand", 2)
 	expandTexel64  = func() *core.Kernel {
-		k := kernel("expand_texel64", 2, 8)
+		k := kernel[spec.ExpandPush]("expand_texel64", 2)
 		k.Kinds = []core.BindingKind{core.TexelRGBA32UI, core.Storage}
 		return k
 	}()
@@ -107,11 +108,10 @@ func expand(d *device.Device, k *core.Kernel, res, src *device.Tensor, r int) er
 		if err != nil {
 			return err
 		}
-		var buf [32]byte
-		push := words(buf[:0]).u32(uint32(vecs), grid[0], uint32(lo/uint64(w)), uint32(r), m, sh,
-			uint32(skip/uint64(w)), uint32(src.Len()-1))
-		spec, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]core.Arg{in, out}
-		if err := bridge.Device(d).Dispatch(k, spec[:], args[:], push, grid); err != nil {
+		push := spec.ExpandPush{Vecs: uint32(vecs), GroupsX: grid[0], First: uint32(lo / uint64(w)), R: uint32(r),
+			Magic: m, Shift: sh, Base: uint32(skip / uint64(w)), Last: uint32(src.Len() - 1)}
+		consts, args := [3]uint32{expandGroup, uint32(w), b2u(r*w >= expandBlockBytes)}, [2]core.Arg{in, out}
+		if err := bridge.Device(d).Dispatch(k, consts[:], args[:], pushBytes(&push), grid); err != nil {
 			return err
 		}
 	}

@@ -12,30 +12,26 @@
 package ops
 
 import (
-	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/shaders"
 )
 
-// kernel declares the kernel compiled from shaders/NAME.comp.
-func kernel(name string, bindings, pushWords int) *core.Kernel {
-	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: 4 * pushWords}
+// kernel declares the kernel compiled from module NAME, whose push
+// constants are P, a struct of shaders/spec.
+func kernel[P any](name string, bindings int) *core.Kernel {
+	var p P
+	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: int(unsafe.Sizeof(p))}
 }
 
-// words packs push constants: 32-bit little-endian words.
-type words []byte
-
-func (w words) u32(v ...uint32) words {
-	for _, x := range v {
-		w = binary.LittleEndian.AppendUint32(w, x)
-	}
-	return w
+// pushBytes returns push constants p, a struct of shaders/spec whose
+// fields are uint32s, as the bytes the kernel reads: the host is
+// little-endian, as every device is.
+func pushBytes[P any](p *P) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
-
-// u64 appends v as two words, low first, as a uvec2 reads it.
-func (w words) u64(v uint64) words { return w.u32(uint32(v), uint32(v>>32)) }
 
 // fitsU32 reports whether n can be a 32-bit index.
 func fitsU32(n uint64) bool { return n <= math.MaxUint32 }

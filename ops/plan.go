@@ -397,16 +397,12 @@ func (p *boxPlan) launch(mode, skip, elems uint32) launch {
 	// holds 2^32 invocations.
 	ln.grid, _ = core.SpreadGroups(uint64((ln.invocations+p.t.group-1)/p.t.group), p.t.grid)
 	ln.spec, ln.nspec = p.specOf(mode, ln.role, elems)
-	push := words(ln.push[:0]).u32(b.dims[:]...).u32(b.magic[:]...).u32(b.shift[:]...).u32(b.masks).
-		u32(b.base[:out+1]...).u32(ln.grid[0], skip)
-	if len(push)%8 != 0 { // the scalars are 8-byte aligned
-		push = push.u32(0)
+	push := spec.ElementwisePush{Dims: b.dims, Magic: b.magic, Shifts: b.shift, Masks: b.masks, Base: b.base,
+		GroupsX: ln.grid[0], Skip: skip, FoldLen: r.foldLen}
+	for i, bits := range r.bits {
+		push.Scalar[i] = [2]uint32{uint32(bits), uint32(bits >> 32)}
 	}
-	push = push.u64(r.bits[0]).u64(r.bits[1])
-	if r.op.folds {
-		push = push.u32(r.foldLen)
-	}
-	ln.npush = len(push)
+	ln.npush = copy(ln.push[:], pushBytes(&push))
 	return ln
 }
 

@@ -52,14 +52,10 @@ var (
 // into it.
 func (op *reduceOp) identityWord() uint32 { return b2u(op.identity) * 0x01010101 }
 
-// The push constants' words of the reduction kernels (shaders/spec).
-const (
-	innerPushWords   = int(unsafe.Sizeof(spec.ReduceInnerPush{})) / 4
-	outerPushWords   = int(unsafe.Sizeof(spec.ReduceOuterPush{})) / 4
-	generalPushWords = int(unsafe.Sizeof(spec.ReduceGeneralPush{})) / 4
-	// reducePushWords is the most any takes.
-	reducePushWords = max(innerPushWords, outerPushWords, generalPushWords)
-)
+// reducePushWords is the most words of push constants a reduction
+// kernel takes (shaders/spec).
+const reducePushWords = max(unsafe.Sizeof(spec.ReduceInnerPush{}), unsafe.Sizeof(spec.ReduceOuterPush{}),
+	unsafe.Sizeof(spec.ReduceGeneralPush{})) / 4
 
 // The kernel variants of every reduction; the spec constant FOLD picks
 // the fold, so the reductions share each kernel. The portable variants read
@@ -67,14 +63,14 @@ const (
 // read the same bytes through rgba32ui texel-buffer views, 16 bools a
 // texel, which lavapipe loads many times faster.
 var (
-	reduceInnerPortable = &variant{name: "portable", kernel: kernel("reduce_inner", 2, innerPushWords)}
-	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_inner_texel", innerPushWords), needs: hasTexels}
+	reduceInnerPortable = &variant{name: "portable", kernel: kernel[spec.ReduceInnerPush]("reduce_inner", 2)}
+	reduceInnerTexel    = &variant{name: "texel", kernel: reduceTexelKernel[spec.ReduceInnerPush]("reduce_inner_texel"), needs: hasTexels}
 	// texel-subgroup combines the chunks of a row that a subgroup read
 	// with subgroupOr before one atomic: worth it where atomics on one
 	// word are dear, as on GPUs with many invocations.
-	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel("reduce_inner_texel_subgroup", innerPushWords), needs: reduceHasSubgroup}
-	reduceOuterPortable = &variant{name: "portable", kernel: kernel("reduce_outer", 2, outerPushWords)}
-	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel("reduce_outer_texel", outerPushWords), needs: hasTexels}
+	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel[spec.ReduceInnerPush]("reduce_inner_texel_subgroup"), needs: reduceHasSubgroup}
+	reduceOuterPortable = &variant{name: "portable", kernel: kernel[spec.ReduceOuterPush]("reduce_outer", 2)}
+	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel[spec.ReduceOuterPush]("reduce_outer_texel"), needs: hasTexels}
 )
 
 // reduceClass is the plan class of a dispatch: its variant is chosen,
@@ -125,8 +121,8 @@ var reduceMeasured = [reduceClasses]struct {
 // reduceTexelKernel declares a reduce kernel that reads its input,
 // binding 0, as an rgba32ui texel buffer, and writes binding 1, a
 // storage buffer.
-func reduceTexelKernel(name string, pushWords int) *core.Kernel {
-	k := kernel(name, 2, pushWords)
+func reduceTexelKernel[P any](name string) *core.Kernel {
+	k := kernel[P](name, 2)
 	k.Kinds = []core.BindingKind{core.TexelRGBA32UI, core.Storage}
 	return k
 }
@@ -448,8 +444,10 @@ func (r *reducer) record(k *core.Kernel, pl *reducePlan, args []core.Arg) error 
 		return err
 	}
 	pl.push[0], pl.push[1] = uint32(pl.n), grid[0]
+	// A copy: the plan lies in a job beside Go pointers, which cgo's
+	// checks forbid in memory passed to C.
 	var buf [4 * reducePushWords]byte
-	push := words(buf[:0]).u32(pl.push[:pl.npush]...)
+	push := buf[:copy(buf[:], pushBytes(&pl.push)[:4*pl.npush])]
 	pl.spec[spec.RGroup], pl.spec[spec.RFold] = uint32(r.tune.groupSize), r.op.fold
 	return bridge.Device(r.d).Dispatch(k, pl.spec[:max(pl.nspec, int(spec.RFold)+1)], args, push, grid)
 }

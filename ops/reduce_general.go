@@ -16,7 +16,7 @@ import (
 // folds its byte into its output element with an atomic. Tests check
 // every planned path against it (TestReducePlansAgainstGeneral); the
 // general profile runs it everywhere.
-var reduceGeneral = kernel("reduce_general", 2, generalPushWords)
+var reduceGeneral = kernel[spec.ReduceGeneralPush]("reduce_general", 2)
 
 // runGeneral reduces data, of the given shape, into out by the general
 // path: out filled with the identity, then one dispatch for each page of

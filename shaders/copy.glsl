@@ -2,6 +2,8 @@
 // `vkops bench` and the runtime's own tests; with TEXEL_LOADS it reads
 // through an rgba32ui texel buffer, the copy baseline of the texel
 // variants and the runtime's test of texel bindings.
+#include "spec.glsl"
+
 layout(local_size_x_id = 0) in;
 
 #ifdef TEXEL_LOADS
@@ -13,10 +15,7 @@ uvec4 load(uint i) { return src[i]; }
 #endif
 layout(std430, binding = 1) writeonly buffer Dst { uvec4 dst[]; };
 
-layout(push_constant) uniform Push {
-	uint n;       // vectors to copy
-	uint groupsX; // workgroups in X of the grid
-} pc;
+layout(push_constant) uniform Push { PUSH_COPY } pc; // spec.CopyPush
 
 void main() {
 	uint g = gl_WorkGroupID.x + pc.groupsX * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);

@@ -148,22 +148,7 @@ layout(std430, binding = NIN) buffer OutW { uint outW[]; };
 layout(std430, binding = NIN) writeonly buffer Out64 { u64vec4 out64[]; };
 #endif
 
-layout(push_constant) uniform Push {
-	uint dims[8];     // the piece's shape, innermost first
-	uint magic[8];    // dims[d] as a reciprocal: see div
-	uint shifts[2];   // and its shift, byte d%4 of word d/4
-	uint masks;       // bit 8*x+d: input x is broadcast in dim d
-	uint base[NIN + 1]; // first element of each input and the output in their bindings
-	uint groupsX;     // workgroups in X of the grid
-	uint skip;        // elements of the piece before the dispatch's first block
-#if NIN % 2 == 1
-	uint pad;         // scalar's 8-byte alignment
-#endif
-	uvec2 scalar[2];  // the last two inputs' bits when they are pushed
-#ifdef HAS_FOLD
-	uint foldLen;     // elements a fold's output element takes (FOLD_ROWS)
-#endif
-} pc;
+layout(push_constant) uniform Push { PUSH_ELEMENTWISE } pc; // spec.ElementwisePush
 
 // div returns r / dims[d] for r < 2^31: floor(r * m / 2^(31+l)) with
 // m = ceil(2^(31+l) / dims[d]) and l = ceil(log2(dims[d])) is exact there

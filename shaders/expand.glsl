@@ -13,6 +13,8 @@
 //   TEXEL_LOADS  the source is an rgba32ui storage texel buffer.
 //   STORE64      four vectors stored as two u64vec4 (needs shaderInt64),
 //                which lavapipe stores in half the operations.
+#include "spec.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint W = 4; // element bytes: 1, 2, 4 or 8
 // LONG: rows of VECS vectors or more, so that at most one row ends in
@@ -31,16 +33,7 @@ layout(std430, binding = 1) writeonly buffer Out { uvec4 outV[]; };
 layout(std430, binding = 1) writeonly buffer Out64 { u64vec4 out64[]; };
 #endif
 
-layout(push_constant) uniform Push {
-	uint vecs;    // output vectors this dispatch writes
-	uint groupsX; // workgroups in X of the grid
-	uint first;   // the element of the output at the binding's first byte
-	uint r;       // R, elements in a row
-	uint magic;   // R as a reciprocal, with shift: see div
-	uint shift;
-	uint base;    // source element 0's index in its binding
-	uint last;    // the source's last element
-} pc;
+layout(push_constant) uniform Push { PUSH_EXPAND } pc; // spec.ExpandPush
 
 // div returns g / R for g < 2^31 (Granlund and Montgomery, 1994; as
 // elementwise.glsl's div).

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/vkops/vkops/vk"
 )
@@ -24,21 +25,37 @@ func cacheDir(dir string) string {
 	return dir
 }
 
-// useMesaCache points Mesa's shader cache at dir/mesa where the user has
-// named none (MESA_SHADER_CACHE_DIR, or MESA_GLSL_CACHE_DIR, its old
-// name) and dir is set, so that vkops's cache directory holds all that
-// a first call can reuse: lavapipe's pipeline cache keeps nothing, and
-// Mesa's cache took a fused chain's first call from 0.20 to 0.15 s and
-// a select's from 51 to 15 ms (lavapipe 22.3.6). Mesa reads the variable
-// as the driver loads, before vkops knows which driver it is, so it is
-// set for any; other drivers ignore it.
+// mesaCache is the value vkops gave MESA_SHADER_CACHE_DIR, if any, so
+// that a later Open with another cache directory moves it there, where
+// a value the user set stays.
+var mesaCache struct {
+	sync.Mutex
+	set string
+}
+
+// useMesaCache points Mesa's shader cache at dir/mesa, made if missing,
+// where the user has named none (MESA_SHADER_CACHE_DIR, or
+// MESA_GLSL_CACHE_DIR, its old name) and dir is set, so that vkops's
+// cache directory holds all that a first call can reuse: lavapipe's
+// pipeline cache keeps nothing, and Mesa's cache took a fused chain's
+// first call from 0.20 to 0.15 s and a select's from 51 to 15 ms
+// (lavapipe 22.3.6). Mesa reads the variable as the driver loads, before
+// vkops knows which driver it is, so it is set for any; other drivers
+// ignore it. The variable is the process's: the last Open's directory.
 func useMesaCache(dir string) error {
-	if dir == "" || os.Getenv("MESA_SHADER_CACHE_DIR") != "" || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
+	mesaCache.Lock()
+	defer mesaCache.Unlock()
+	if cur := os.Getenv("MESA_SHADER_CACHE_DIR"); dir == "" || cur != "" && cur != mesaCache.set || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
 		return nil
 	}
-	if err := os.Setenv("MESA_SHADER_CACHE_DIR", filepath.Join(dir, "mesa")); err != nil {
+	want := filepath.Join(dir, "mesa")
+	if err := os.MkdirAll(want, 0o755); err != nil {
 		return fmt.Errorf("device: Mesa's shader cache: %w", err)
 	}
+	if err := os.Setenv("MESA_SHADER_CACHE_DIR", want); err != nil {
+		return fmt.Errorf("device: Mesa's shader cache: %w", err)
+	}
+	mesaCache.set = want
 	return nil
 }
 

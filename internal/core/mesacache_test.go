@@ -6,20 +6,25 @@ import (
 )
 
 // useMesaCache names Mesa's shader cache under vkops's directory only
-// where the user named none and vkops has one.
+// where the user named none and vkops has one, and moves its own choice
+// to the directory of a later Open.
 func TestUseMesaCache(t *testing.T) {
+	c, u := t.TempDir(), t.TempDir()
 	tests := []struct {
 		name, dir, shader, glsl, want string
 	}{
-		{"unset", "/c", "", "", "/c/mesa"},
-		{"user's", "/c", "/u", "", "/u"},
-		{"user's old name", "/c", "", "/g", ""},
+		{"unset", c, "", "", c + "/mesa"},
+		{"user's", c, "/u", "", "/u"},
+		{"user's old name", c, "", "/g", ""},
 		{"no vkops dir", "", "", "", ""},
+		{"vkops's, moved", u, c + "/mesa", "", u + "/mesa"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("MESA_SHADER_CACHE_DIR", tt.shader)
 			t.Setenv("MESA_GLSL_CACHE_DIR", tt.glsl)
+			mesaCache.set = c + "/mesa"
+			t.Cleanup(func() { mesaCache.set = "" })
 			if err := useMesaCache(tt.dir); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,8 @@ import (
 )
 
 // A kernel family's push constants are declared once, here, as a Go
-// struct of uint32 fields and arrays of them: Go fills the struct, and
+// struct of uint32 fields, arrays of them and arrays of [2]uint32
+// (uvec2s, at offsets that are multiples of 8): Go fills the struct, and
 // make shaders writes the GLSL block's members from it into spec.glsl
 // (PUSH_NAME), so that neither side counts words by hand and
 // check-shaders proves them in step. Push-constant blocks use std430
@@ -73,6 +74,43 @@ type ReduceGeneralPush struct {
 	Dims     [GeneralRank]uint32 // the data's shape, innermost first
 }
 
+// MaxRank is the most dimensions of an elementwise kernel's piece.
+const MaxRank = 8
+
+// MaxOperands is the most operands of an elementwise kernel: its inputs
+// and its output.
+const MaxOperands = 5
+
+// ElementwisePush is elementwise.glsl's push constants, for every op and
+// number of inputs: Base has room for the most operands, and FoldLen is
+// there for the ops that do not fold too, so that one layout serves all.
+type ElementwisePush struct {
+	Dims    [MaxRank]uint32     // the piece's shape, innermost first
+	Magic   [MaxRank]uint32     // Dims[d] as a reciprocal: see div
+	Shifts  [2]uint32           // and its shift, byte d%4 of word d/4
+	Masks   uint32              // bit 8*x+d: input x is broadcast in dimension d
+	Base    [MaxOperands]uint32 // first element of each input, then the output, in their bindings
+	GroupsX uint32              // workgroups in X of the grid
+	Skip    uint32              // elements of the piece before the dispatch's first block
+	Scalar  [2][2]uint32        // uvec2s: the last two inputs' bits when they are pushed
+	FoldLen uint32              // elements a fold's output element takes (FOLD_ROWS)
+}
+
+// ExpandPush is expand.glsl's push constants.
+type ExpandPush struct {
+	Vecs    uint32 // output vectors this dispatch writes
+	GroupsX uint32 // workgroups in X of the grid
+	First   uint32 // the element of the output at the binding's first byte
+	R       uint32 // elements in a row
+	Magic   uint32 // R as a reciprocal, with Shift: see div
+	Shift   uint32
+	Base    uint32 // source element 0's index in its binding
+	Last    uint32 // the source's last element
+}
+
+// CopyPush is copy.glsl's push constants: N vectors to copy.
+type CopyPush struct{ Grid }
+
 // pushLayouts are the push-constant structs by their GLSL macro's name.
 var pushLayouts = []struct {
 	name string
@@ -81,6 +119,9 @@ var pushLayouts = []struct {
 	{"PUSH_REDUCE_INNER", ReduceInnerPush{}},
 	{"PUSH_REDUCE_OUTER", ReduceOuterPush{}},
 	{"PUSH_REDUCE_GENERAL", ReduceGeneralPush{}},
+	{"PUSH_ELEMENTWISE", ElementwisePush{}},
+	{"PUSH_EXPAND", ExpandPush{}},
+	{"PUSH_COPY", CopyPush{}},
 }
 
 // pushMembers returns the GLSL members of struct v, embedded structs
@@ -98,8 +139,10 @@ func pushMembers(v reflect.Type) string {
 			fmt.Fprintf(&b, " uint %s;", string(name))
 		case f.Type.Kind() == reflect.Array && f.Type.Elem().Kind() == reflect.Uint32:
 			fmt.Fprintf(&b, " uint %s[%d];", string(name), f.Type.Len())
+		case f.Type.Kind() == reflect.Array && f.Type.Elem() == reflect.TypeOf([2]uint32{}):
+			fmt.Fprintf(&b, " uvec2 %s[%d];", string(name), f.Type.Len())
 		default:
-			panic(fmt.Sprintf("spec: push field %s.%s is %v: want uint32 or an array of them", v.Name(), f.Name, f.Type))
+			panic(fmt.Sprintf("spec: push field %s.%s is %v: want uint32, or an array of uint32 or [2]uint32", v.Name(), f.Name, f.Type))
 		}
 	}
 	return b.String()
