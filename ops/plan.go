@@ -12,7 +12,7 @@ import (
 )
 
 // An elementwise op is planned into values, then recorded, as a
-// reduction is (reduce_plan.go). The planner is pure: from the layout,
+// reduction is (reduce_plan.go): both plan launches. The planner is pure: from the layout,
 // the run and a target (the device's facts and its profile) it makes
 // launches, each a kernel dispatch (its module, specialization and push
 // constants, grid and the bytes it binds) or a command that fills the
@@ -89,6 +89,9 @@ type launch struct {
 	kind launchKind
 	role role
 	mode uint32
+	// class is a reduction kernel's class, whose family picks the
+	// variant (reduce_plan.go); an elementwise op picks by its layout.
+	class reduceClass
 	// spec holds the specialization constants by id (shaders/spec), nspec
 	// of them; those a module does not use are 0, so that one pipeline
 	// serves every plan that differs only there.
@@ -108,6 +111,12 @@ type launch struct {
 	first, invocations, elems uint32
 	word                      uint32 // launchFill
 	src, repeat               int    // launchTile, launchExpand
+}
+
+// setSpec sets specialization constant id to v.
+func (ln *launch) setSpec(id, v uint32) {
+	ln.spec[id] = v
+	ln.nspec = max(ln.nspec, int(id)+1)
 }
 
 // A box is one piece of a layout as a kernel sees it: where each

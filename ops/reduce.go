@@ -103,7 +103,7 @@ var reduceFamilies = [reduceClasses]*family{
 	}),
 }
 
-func (c reduceClass) String() string { return [...]string{"rows", "split", "cols"}[c] }
+func (c reduceClass) String() string { return [...]string{"rows", "split", "cols", "general"}[c] }
 
 // reduceMeasured is the reduction each class is measured by: one pass
 // of that class over 16 MiB, large enough that a dispatch's fixed cost
@@ -153,7 +153,8 @@ func reduceMeasure(c reduceClass) func(*device.Device, *variant) (float64, error
 			return 0, err
 		}
 		defer y.Free()
-		r := reducer{d: d, op: reduceOrOp, tune: reduceTuningFor(d), only: v}
+		r := newReducer(d, reduceOrOp)
+		r.only = v
 		if err := r.fill(x); err != nil {
 			return 0, err
 		}
@@ -260,8 +261,8 @@ func reduceRun(op *reduceOp, data *device.Tensor, reduced []bool, outShape tenso
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
-	prof := profileOf(d)
-	r := reducer{d: d, op: op, tune: *prof.reduce, general: prof.general, families: &reduceFamilies}
+	r := newReducer(d, op)
+	r.families = &reduceFamilies
 	if err := r.run(data, out, bridge.Tensor(data).Dims(), reduced); err != nil {
 		out.Free()
 		return nil, fmt.Errorf("%s: %w", op.name, err)
@@ -285,6 +286,7 @@ func checkReduceData(op string, data *device.Tensor) error {
 type reducer struct {
 	d    *device.Device
 	op   *reduceOp
+	t    target // d's
 	tune reduceTune
 	// general runs the general path (reduce_general.go) instead of the
 	// planned passes: the profile's general, which tests force.
@@ -297,9 +299,19 @@ type reducer struct {
 	families *[reduceClasses]*family
 }
 
+// newReducer returns a reducer of op on d that plans by d's profile,
+// its families unset.
+func newReducer(d *device.Device, op *reduceOp) reducer {
+	t := targetOf(d)
+	return reducer{d: d, op: op, t: t, tune: *t.prof.reduce, general: t.prof.general}
+}
+
 // variant returns the variant to run dispatches of class c with.
 func (r *reducer) variant(c reduceClass) (*variant, error) {
-	if r.only != nil {
+	switch {
+	case c == reduceGeneralClass:
+		return reduceGeneral, nil
+	case r.only != nil:
 		return r.only, nil
 	}
 	return r.families[c].pick(r.d)
@@ -367,53 +379,12 @@ func (r *reducer) normalize(data, out *device.Tensor) error {
 	return m.record(r.d, &l)
 }
 
-// reduceJob is one planned dispatch: of k, with the plan's push and spec
-// constants, over its input and output bindings.
-type reduceJob struct {
-	k    *core.Kernel
-	plan reducePlan
-	args [2]core.Arg
-}
-
-// pass records the dispatches of pass p from src into dst. When output
-// words are shared between invocations, dst is first filled with the
-// identity for them to combine into.
+// pass records the launches of pass p (planPass) from src into dst.
 func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
-	var pieceBuf [4]reducePiece
-	pieces := p.pieces(pieceBuf[:0], bridge.Device(r.d).PageSize())
-	var jobBuf [4]reduceJob
-	jobs := jobBuf[:0]
-	shared := len(pieces) > 1
-	for _, pp := range pieces {
-		in, inSkip, err := bridge.Tensor(src).Window(p.inSpan(pp))
-		if err != nil {
-			return err
-		}
-		out, outSkip, err := bridge.Tensor(dst).Window(p.outSpan(pp))
-		if err != nil {
-			return err
-		}
-		out.Write = true
-		var pl reducePlan
-		if p.inner() {
-			pl = r.tune.innerPlan(p, pp, inSkip, outSkip)
-		} else {
-			pl = r.tune.outerPlan(p, pp, inSkip, outSkip)
-		}
-		v, err := r.variant(pl.class)
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, reduceJob{k: v.kernel, plan: pl, args: [2]core.Arg{in, out}})
-		shared = shared || pl.shared
-	}
-	if shared {
-		if err := r.fill(dst); err != nil {
-			return err
-		}
-	}
-	for i := range jobs {
-		if err := r.dispatch(&jobs[i]); err != nil {
+	var buf [5]launch
+	lns := r.tune.planPass(buf[:0], p, &r.t, r.op)
+	for i := range lns {
+		if err := r.record(&lns[i], src, dst); err != nil {
 			return err
 		}
 	}
@@ -426,28 +397,27 @@ func (r *reducer) fill(t *device.Tensor) error {
 	return bridge.Device(r.d).Fill(bridge.Tensor(t), r.op.identityWord())
 }
 
-// dispatch records j over enough workgroups for its invocations, which
-// the push constants' spec.Grid counts and lays out, with the group size
-// and the fold as its first spec constants.
-func (r *reducer) dispatch(j *reduceJob) error {
-	return r.record(j.k, &j.plan, j.args[:])
-}
-
-// record records k with plan pl's constants over args, setting the
-// grid's push constants and the group size and fold.
-func (r *reducer) record(k *core.Kernel, pl *reducePlan, args []core.Arg) error {
-	if !fitsU32(pl.n) {
-		return fmt.Errorf("internal error: %d invocations in one dispatch of %s", pl.n, k.Name)
+// record records launch ln of a reduction from src into dst: a fill of
+// dst, or a dispatch of the variant of ln's class.
+func (r *reducer) record(ln *launch, src, dst *device.Tensor) error {
+	if ln.kind == launchFill {
+		return bridge.Device(r.d).Fill(bridge.Tensor(dst), ln.word)
 	}
-	grid, err := bridge.Device(r.d).Grid(reduceCeil(pl.n, r.tune.groupSize))
+	v, err := r.variant(ln.class)
 	if err != nil {
 		return err
 	}
-	pl.push[0], pl.push[1] = uint32(pl.n), grid[0]
-	// A copy: the plan lies in a job beside Go pointers, which cgo's
-	// checks forbid in memory passed to C.
-	var buf [4 * reducePushWords]byte
-	push := buf[:copy(buf[:], pushBytes(&pl.push)[:4*pl.npush])]
-	pl.spec[spec.RGroup], pl.spec[spec.RFold] = uint32(r.tune.groupSize), r.op.fold
-	return bridge.Device(r.d).Dispatch(k, pl.spec[:max(pl.nspec, int(spec.RFold)+1)], args, push, grid)
+	var args [2]core.Arg
+	for x, t := range [2]*device.Tensor{src, dst} {
+		a, skip, err := bridge.Tensor(t).Window(ln.ranges[x][0], ln.ranges[x][1])
+		if err != nil {
+			return err
+		}
+		if want := ln.ranges[x][0] % r.t.page % r.t.align; skip != want {
+			return fmt.Errorf("internal error: %s: binding %d starts %d bytes early, planned %d", r.op.name, x, skip, want)
+		}
+		args[x] = a
+	}
+	args[1].Write = true
+	return bridge.Device(r.d).Dispatch(v.kernel, ln.spec[:ln.nspec], args[:], ln.push[:ln.npush], ln.grid)
 }

@@ -1,12 +1,12 @@
 package ops
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"unsafe"
 
 	"github.com/vkops/vkops/device"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
@@ -381,39 +381,72 @@ const reduceLong = 256
 // to it. Rows of 2 to 8 bytes read 0.1-1 GB/s a word at a time.
 const reduceMaxTiny = 15
 
-// reducePlan is how one piece of a pass is dispatched.
-type reducePlan struct {
-	class reduceClass
-	// push holds the kernel's push constants (shaders/spec), whose
-	// spec.Grid is set at dispatch.
-	push  [reducePushWords]uint32
-	npush int
-	// spec holds the specialization constants by spec.RID, nspec of
-	// them; the group size and fold are set at dispatch.
-	spec  [len(spec.RNames)]uint32
-	nspec int
-	n     uint64 // invocations
-	// shared: invocations combine into output units, which must first be
-	// filled with the identity.
-	shared bool
+// planPass appends to dst the launches that run pass ps of op on target
+// t, each binding the pass's input as operand 0 and its output as
+// operand 1: a fill of the output with the identity where invocations
+// share output units, then a kernel launch for each piece, whose
+// reduceClass's family picks the kernel. Planning is pure, as the
+// elementwise planner is: nothing in it reads or records on a device.
+func (tu *reduceTune) planPass(dst []launch, ps reducePass, t *target, op *reduceOp) []launch {
+	var pieceBuf [4]reducePiece
+	pieces := ps.pieces(pieceBuf[:0], t.page)
+	fill := len(dst)
+	dst = append(dst, launch{kind: launchFill, word: op.identityWord()})
+	shared := len(pieces) > 1
+	for _, pp := range pieces {
+		inLo, inHi := ps.inSpan(pp)
+		outLo, outHi := ps.outSpan(pp)
+		inSkip, outSkip := inLo%t.page%t.align, outLo%t.page%t.align
+		var ln launch
+		var sh bool
+		if ps.inner() {
+			ln, sh = tu.innerPlan(ps, pp, inSkip, outSkip)
+		} else {
+			ln, sh = tu.outerPlan(ps, pp, inSkip, outSkip)
+		}
+		ln.ranges[0], ln.ranges[1] = [2]uint64{inLo, inHi}, [2]uint64{outLo, outHi}
+		tu.finish(&ln, t, op)
+		shared = shared || sh
+		dst = append(dst, ln)
+	}
+	if !shared {
+		dst = append(dst[:fill], dst[fill+1:]...)
+	}
+	return dst
+}
+
+// finish completes a kernel launch of op planned for ln.invocations
+// invocations on target t: its grid, the grid in its push constants'
+// spec.Grid, and the group size and fold among its specialization
+// constants. The invocations fit 32 bits: a piece lies in one page,
+// which holds fewer bytes than that, and every invocation reads some.
+func (tu *reduceTune) finish(ln *launch, t *target, op *reduceOp) {
+	// The grid cannot fail to fit: the smallest grid every device offers
+	// holds 2^32 invocations.
+	ln.grid, _ = core.SpreadGroups(reduceCeil(uint64(ln.invocations), tu.groupSize), t.grid)
+	g := (*spec.Grid)(unsafe.Pointer(&ln.push))
+	g.N, g.GroupsX = ln.invocations, ln.grid[0]
+	ln.setSpec(uint32(spec.RGroup), uint32(tu.groupSize))
+	ln.setSpec(uint32(spec.RFold), op.fold)
 }
 
 // innerPlan plans piece p of inner pass ps, whose bindings start inSkip
-// and outSkip bytes before the data, for reduce_inner.glsl.
-func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
+// and outSkip bytes before the data, for reduce_inner.glsl, and reports
+// whether its invocations share output words.
+func (tu *reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) (launch, bool) {
 	rowLen := p.r1 - p.r0
 	if ps.tinyOK(p, inSkip, outSkip) {
-		return t.tinyPlan(p, inSkip, outSkip)
+		return tu.tinyPlan(p, inSkip, outSkip), false
 	}
 	first := outSkip / 4
 	nWords := reduceCeil(outSkip+p.nb, 4) - first
-	perInv, chunks, chunkBytes := t.spread(nWords, min(p.nb, 4)*rowLen, rowLen, t.minChunk, 16)
+	perInv, chunks, chunkBytes := tu.spread(nWords, min(p.nb, 4)*rowLen, rowLen, tu.minChunk, 16)
 	whole := p.r0 == 0 && p.r1 == ps.r
-	pl := reducePlan{class: reduceRows, n: reduceCeil(nWords, perInv) * chunks, shared: chunks > 1 || !whole}
+	ln := launch{kind: launchKernel, class: reduceRows, invocations: uint32(reduceCeil(nWords, perInv) * chunks)}
 	if chunks > 1 {
-		pl.class = reduceSplit
+		ln.class = reduceSplit
 	}
-	setPush(&pl, &spec.ReduceInnerPush{FirstWord: uint32(first), Words: uint32(nWords), PerInv: uint32(perInv),
+	setPush(&ln, &spec.ReduceInnerPush{FirstWord: uint32(first), Words: uint32(nWords), PerInv: uint32(perInv),
 		Chunks: uint32(chunks), ChunkBytes: uint32(chunkBytes), InSkip: uint32(inSkip), RowLen: uint32(rowLen),
 		Rows: uint32(p.nb), OutSkip: uint32(outSkip), Tail: reduceClamp(ps.b - p.b0), Whole: b2u(whole)})
 	path, rowVecs := spec.ReducePathMasked, uint64(1)
@@ -425,8 +458,8 @@ func (t reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	case rowLen < reduceShort:
 		path = spec.ReducePathShort
 	}
-	pl.setInnerSpec(uint32(path), min(rowLen, chunkBytes) >= reduceLong, uint32(rowVecs), 1)
-	return pl
+	setInnerSpec(&ln, uint32(path), min(rowLen, chunkBytes) >= reduceLong, uint32(rowVecs), 1)
+	return ln, chunks > 1 || !whole
 }
 
 // tinyOK reports whether piece p of inner pass ps may take the tiny-row
@@ -440,24 +473,24 @@ func (ps reducePass) tinyOK(p reducePiece, inSkip, outSkip uint64) bool {
 }
 
 // tinyPlan plans piece p, of tiny rows (see tinyOK), for
-// spec.ReducePathTiny: each
-// invocation writes whole output vectors, 16 rows each, and reads at
-// least minWork bytes.
-func (t reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) reducePlan {
+// spec.ReducePathTiny: each invocation writes whole output vectors, 16
+// rows each, and reads at least minWork bytes.
+func (tu *reduceTune) tinyPlan(p reducePiece, inSkip, outSkip uint64) launch {
 	rowLen := p.r1 - p.r0
 	vecs := reduceCeil(p.nb, 16)
-	perInv := max(t.minWork/(16*rowLen), 1)
-	pl := reducePlan{class: reduceRows, n: reduceCeil(vecs, perInv)}
-	setPush(&pl, &spec.ReduceInnerPush{FirstWord: uint32(outSkip / 16), Words: uint32(vecs), PerInv: uint32(perInv),
+	perInv := max(tu.minWork/(16*rowLen), 1)
+	ln := launch{kind: launchKernel, class: reduceRows, invocations: uint32(reduceCeil(vecs, perInv))}
+	setPush(&ln, &spec.ReduceInnerPush{FirstWord: uint32(outSkip / 16), Words: uint32(vecs), PerInv: uint32(perInv),
 		Chunks: 1, ChunkBytes: 16, InSkip: uint32(inSkip), RowLen: uint32(rowLen), Rows: uint32(p.nb),
 		OutSkip: uint32(outSkip), Tail: uint32(p.nb), Whole: 1})
-	pl.setInnerSpec(spec.ReducePathTiny, false, 1, uint32(rowLen))
-	return pl
+	setInnerSpec(&ln, spec.ReducePathTiny, false, 1, uint32(rowLen))
+	return ln
 }
 
 // outerPlan plans piece p of outer pass ps, whose bindings start inSkip
-// and outSkip bytes before the data, for reduce_outer.glsl.
-func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) reducePlan {
+// and outSkip bytes before the data, for reduce_outer.glsl, and reports
+// whether its invocations share output units.
+func (tu *reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint64) (launch, bool) {
 	vec := ps.vecOK(p, inSkip, outSkip)
 	rows, cspan := p.r1-p.r0, p.c1-p.c0
 	var first, units, perInv, blocks, blockRows uint64
@@ -466,15 +499,15 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 		// The kernel reads vecs vectors of a row side by side, no more
 		// than a batch's row holds (it would read the last again): plan
 		// in groups of vecs.
-		vecs = min(t.vecs, cspan/16)
+		vecs = min(tu.vecs, cspan/16)
 		first = outSkip / 16
 		units = reduceCeil(outSkip+p.nb*cspan, 16) - first
-		perInv, blocks, blockRows = t.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(t.minWork, 16*vecs), 1)
+		perInv, blocks, blockRows = tu.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(tu.minWork, 16*vecs), 1)
 		perInv *= vecs
 	} else {
 		first = outSkip / 4
 		units = reduceCeil(outSkip+p.nb*cspan, 4) - first
-		perInv, blocks, blockRows = t.spread(units, 4*rows, rows, reduceCeil(t.minWork, 4), 1)
+		perInv, blocks, blockRows = tu.spread(units, 4*rows, rows, reduceCeil(tu.minWork, 4), 1)
 	}
 	whole := p.r0 == 0 && p.r1 == ps.r
 	// The strides only matter where they stay inside one page: between
@@ -486,46 +519,25 @@ func (t reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip uint
 	if p.nb > 1 {
 		batchStride = ps.r * ps.c
 	}
-	pl := reducePlan{class: reduceCols, n: reduceCeil(units, perInv) * blocks, shared: blocks > 1 || !whole}
-	setPush(&pl, &spec.ReduceOuterPush{FirstUnit: uint32(first), Units: uint32(units), PerInv: uint32(perInv),
+	ln := launch{kind: launchKernel, class: reduceCols, invocations: uint32(reduceCeil(units, perInv) * blocks)}
+	setPush(&ln, &spec.ReduceOuterPush{FirstUnit: uint32(first), Units: uint32(units), PerInv: uint32(perInv),
 		Blocks: uint32(blocks), BlockRows: uint32(blockRows), Rows: uint32(rows), CSpan: uint32(cspan),
 		Batches: uint32(p.nb), RowStride: uint32(rowStride), BatchStride: uint32(batchStride),
 		InSkip: uint32(inSkip), OutSkip: uint32(outSkip), Tail: reduceClamp(ps.b*ps.c - (p.b0*ps.c + p.c0)), Whole: b2u(whole)})
-	pl.setSpec(spec.RVec, b2u(vec))
-	pl.setSpec(spec.RVecs, uint32(vecs))
-	return pl
+	ln.setSpec(uint32(spec.RVec), b2u(vec))
+	ln.setSpec(uint32(spec.RVecs), uint32(vecs))
+	return ln, blocks > 1 || !whole
 }
 
-// String describes the plan as the tests print it: its class, the
-// invocations, and the constants that choose how it reads.
-func (pl *reducePlan) String() string {
-	if pl.class == reduceCols {
-		o := (*spec.ReduceOuterPush)(unsafe.Pointer(&pl.push))
-		return fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", pl.class, pl.n, o.PerInv, o.Blocks,
-			pl.spec[spec.RVec], pl.spec[spec.RVecs])
-	}
-	in := (*spec.ReduceInnerPush)(unsafe.Pointer(&pl.push))
-	return fmt.Sprintf("%v n=%d perInv=%d chunks=%d %s", pl.class, pl.n, in.PerInv, in.Chunks, spec.ReducePathName(pl.spec[spec.RPath]))
-}
+// setPush sets ln's push constants to p, a struct of shaders/spec.
+func setPush[P any](ln *launch, p *P) { ln.npush = copy(ln.push[:], pushBytes(p)) }
 
-// setPush sets pl's push constants to p, a struct of shaders/spec whose
-// words are uint32s: the host is little-endian, as the devices are.
-func setPush[P any](pl *reducePlan, p *P) {
-	pl.npush = copy(pl.push[:], unsafe.Slice((*uint32)(unsafe.Pointer(p)), unsafe.Sizeof(*p)/4))
-}
-
-// setSpec sets specialization constant id to v.
-func (pl *reducePlan) setSpec(id spec.RID, v uint32) {
-	pl.spec[id] = v
-	pl.nspec = max(pl.nspec, int(id)+1)
-}
-
-// setInnerSpec sets reduce_inner.glsl's constants.
-func (pl *reducePlan) setInnerSpec(path uint32, long bool, rowVecs, tiny uint32) {
-	pl.setSpec(spec.RPath, path)
-	pl.setSpec(spec.RLong, b2u(long))
-	pl.setSpec(spec.RRowVecs, rowVecs)
-	pl.setSpec(spec.RTiny, tiny)
+// setInnerSpec sets reduce_inner.glsl's own specialization constants.
+func setInnerSpec(ln *launch, path uint32, long bool, rowVecs, tiny uint32) {
+	ln.setSpec(uint32(spec.RPath), path)
+	ln.setSpec(uint32(spec.RLong), b2u(long))
+	ln.setSpec(uint32(spec.RRowVecs), rowVecs)
+	ln.setSpec(uint32(spec.RTiny), tiny)
 }
 
 // vecOK reports whether piece p of pass ps may take the outer kernel's

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
 	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -308,19 +310,32 @@ func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 }
 
 // reducePlanString plans a reduction of shape over reduced with tuning
-// tu, as reducer.run does on one page of 128 MiB, and prints each pass's
-// first piece's plan: "[B R C] class n=... ...; ...".
+// tu, as reducer.run does on pages of 128 MiB, and prints each pass's
+// first kernel launch: "[B R C] class n=... ...; ...".
 func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string {
+	t := target{page: 1 << 27, align: 16, grid: [3]uint32{65535, 65535, 65535}}
 	var plan []string
 	for _, p := range tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, shape, reduced))) {
-		pc := p.pieces(nil, 1<<27)[0]
-		pl := tu.outerPlan(p, pc, 0, 0)
-		if p.inner() {
-			pl = tu.innerPlan(p, pc, 0, 0)
+		for _, ln := range tu.planPass(nil, p, &t, reduceOrOp) {
+			if ln.kind == launchKernel {
+				plan = append(plan, fmt.Sprintf("%v %s", []uint64{p.b, p.r, p.c}, reduceLaunchString(&ln)))
+				break
+			}
 		}
-		plan = append(plan, fmt.Sprintf("%v %v", []uint64{p.b, p.r, p.c}, &pl))
 	}
 	return strings.Join(plan, "; ")
+}
+
+// reduceLaunchString describes a reduction's kernel launch: its class,
+// invocations and the constants that choose how it reads.
+func reduceLaunchString(ln *launch) string {
+	if ln.class == reduceCols {
+		o := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
+		return fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", ln.class, ln.invocations, o.PerInv, o.Blocks,
+			ln.spec[spec.RVec], ln.spec[spec.RVecs])
+	}
+	in := (*spec.ReduceInnerPush)(unsafe.Pointer(&ln.push))
+	return fmt.Sprintf("%v n=%d perInv=%d chunks=%d %s", ln.class, ln.invocations, in.PerInv, in.Chunks, spec.ReducePathName(ln.spec[spec.RPath]))
 }
 
 // Each profile plans the benchmark shapes as its tuning intends: on the
@@ -394,16 +409,11 @@ func TestReduceFamilies(t *testing.T) {
 		}
 		m := reduceMeasured[c]
 		ps := reducePasses(nil, reduceCollapse(nil, m.shape, m.reduced))
+		tg := targetOf(d)
 		for _, p := range ps {
-			for _, pc := range p.pieces(nil, bridge.Device(d).PageSize()) {
-				var pl reducePlan
-				if p.inner() {
-					pl = reduceTuning.innerPlan(p, pc, 0, 0)
-				} else {
-					pl = reduceTuning.outerPlan(p, pc, 0, 0)
-				}
-				if len(ps) != 1 || pl.class != reduceClass(c) {
-					t.Errorf("%s: measuring %v reduced %v plans %d passes, a piece of class %d", f.key, m.shape, m.reduced, len(ps), pl.class)
+			for _, ln := range reduceTuning.planPass(nil, p, &tg, reduceOrOp) {
+				if ln.kind != launchFill && (len(ps) != 1 || ln.class != reduceClass(c)) {
+					t.Errorf("%s: measuring %v reduced %v plans %d passes, a piece of class %v", f.key, m.shape, m.reduced, len(ps), ln.class)
 				}
 			}
 		}

@@ -71,7 +71,7 @@ func BenchmarkReduceTuning(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer y.Free()
-		if err := (&reducer{d: d, op: reduceOrOp, tune: reduceTuningFor(d)}).fill(bridge.UserTensor(x)); err != nil {
+		if err := (&reducer{d: d, op: reduceOrOp}).fill(bridge.UserTensor(x)); err != nil {
 			b.Fatal(err)
 		}
 		cases = append(cases, benchCase{fmt.Sprintf("%v axes %v", c.shape, c.axes), bridge.UserTensor(x), bridge.UserTensor(y), c.shape, reduced})
@@ -82,7 +82,8 @@ func BenchmarkReduceTuning(b *testing.B) {
 		ns := make([]float64, len(cases))
 		logSum := 0.0
 		for i, c := range cases {
-			r := reducer{d: d, op: reduceOrOp, tune: tu, families: &reduceFamilies}
+			r := newReducer(d, reduceOrOp)
+			r.tune, r.families = tu, &reduceFamilies
 			if err := r.run(c.x, c.y, c.shape, c.reduced); err != nil { // builds the pipelines
 				b.Fatal(err)
 			}
