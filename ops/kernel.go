@@ -12,7 +12,6 @@
 package ops
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/vkops/vkops/internal/core"
@@ -32,9 +31,6 @@ func kernel[P any](name string, bindings int) *core.Kernel {
 func pushBytes[P any](p *P) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
-
-// fitsU32 reports whether n can be a 32-bit index.
-func fitsU32(n uint64) bool { return n <= math.MaxUint32 }
 
 // gcd returns the greatest common divisor of a and b.
 func gcd(a, b uint64) uint64 {

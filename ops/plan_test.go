@@ -3,6 +3,7 @@ package ops
 import (
 	"encoding/binary"
 	"testing"
+	"unsafe"
 
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/shaders/spec"
@@ -198,4 +199,15 @@ func simBlock(i, mode, first, skip, n, dim0, e uint32) (e0, lo, hi uint32, ok bo
 	}
 	lo, hi = max(e0, first+skip), min(e0+e, end)
 	return e0, lo, hi, e0 < end
+}
+
+// Every kernel family's push constants fit a launch and the 128 bytes
+// every device offers.
+func TestPushLayoutsFit(t *testing.T) {
+	for _, size := range []uintptr{unsafe.Sizeof(spec.ElementwisePush{}), unsafe.Sizeof(spec.ExpandPush{}),
+		unsafe.Sizeof(spec.ReduceInnerPush{}), unsafe.Sizeof(spec.ReduceOuterPush{}), unsafe.Sizeof(spec.ReduceGeneralPush{})} {
+		if size > uintptr(len(launch{}.push)) || size > 128 {
+			t.Errorf("push constants of %d bytes: a launch holds %d, a device at least 128", size, len(launch{}.push))
+		}
+	}
 }

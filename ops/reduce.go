@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
@@ -51,11 +50,6 @@ var (
 // word: what a shared output is filled with before invocations combine
 // into it.
 func (op *reduceOp) identityWord() uint32 { return b2u(op.identity) * 0x01010101 }
-
-// reducePushWords is the most words of push constants a reduction
-// kernel takes (shaders/spec).
-const reducePushWords = max(unsafe.Sizeof(spec.ReduceInnerPush{}), unsafe.Sizeof(spec.ReduceOuterPush{}),
-	unsafe.Sizeof(spec.ReduceGeneralPush{})) / 4
 
 // The kernel variants of every reduction; the spec constant FOLD picks
 // the fold, so the reductions share each kernel. The portable variants read
