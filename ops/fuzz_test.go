@@ -564,6 +564,7 @@ func FuzzReducePlan(f *testing.F) {
 					}
 				}
 			}
+			checkReduceLaunches(t, p, page)
 			if covered != n {
 				t.Fatalf("pass %+v page %d: pieces cover %d elements, want %d", p, page, covered, n)
 			}
@@ -599,6 +600,35 @@ func FuzzReducePlan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkReduceLaunches checks the launches that plan pass p on pages of
+// page bytes, with both profiles' tunings: each kernel launch binds
+// bytes of one page of its input and one of its output, each as many as
+// its grid has room for invocations, and a fill comes first or not at
+// all.
+func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
+	t.Helper()
+	tg := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
+	for _, tu := range []*reduceTune{&reduceTuning, &reduceTuningGPU} {
+		for i, ln := range tu.planPass(nil, p, &tg, reduceAndOp) {
+			if ln.kind == launchFill {
+				if i != 0 || ln.word != 0x01010101 {
+					t.Fatalf("pass %+v page %d: launch %d fills %#x", p, page, i, ln.word)
+				}
+				continue
+			}
+			groups := uint64(ln.grid[0]) * uint64(ln.grid[1]) * uint64(ln.grid[2])
+			if ln.invocations == 0 || groups*tu.groupSize < uint64(ln.invocations) {
+				t.Fatalf("pass %+v page %d: launch %d of %d invocations in a grid of %v", p, page, i, ln.invocations, ln.grid)
+			}
+			for x, r := range ln.ranges[:2] {
+				if r[0] >= r[1] || r[0]/page != (r[1]-1)/page {
+					t.Fatalf("pass %+v page %d: launch %d binds bytes %v of operand %d", p, page, i, r, x)
+				}
+			}
+		}
+	}
 }
 
 // FuzzReciprocal checks the division the kernels do for every index
