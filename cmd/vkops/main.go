@@ -10,6 +10,7 @@
 //	vkops [--device D] is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]
 //	vkops [--device D] reduce-or DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] reduce-and DATA --axes 2,3 [--keep-dims] -o OUT
+//	vkops [--device D] reduce-xor DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] bench [flags]
 //	vkops [--device D] tune [--json]
 //
@@ -54,6 +55,7 @@ var commands = map[string]command{
 	"bench":      {runBench, "measure ops and transfers on the device", ""},
 	"reduce-or":  {runReduceOr, "logical or of a bool .npy over axes", "reduce_logical_or"},
 	"reduce-and": {runReduceAnd, "logical and of a bool .npy over axes", "reduce_logical_and"},
+	"reduce-xor": {runReduceXor, "logical xor (parity) of a bool .npy over axes", "reduce_logical_xor"},
 	"tune":       {runTune, "measure every kernel variant and keep the fastest for this device", ""},
 	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)", ""},
 	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)", ""},

@@ -24,6 +24,11 @@ func runReduceAnd(e *env, args []string) error {
 	return runReduce(e, "reduce-and", ops.ReduceLogicalAnd, args)
 }
 
+// runReduceXor is `vkops reduce-xor DATA --axes 2,3 [--keep-dims] -o OUT`.
+func runReduceXor(e *env, args []string) error {
+	return runReduce(e, "reduce-xor", ops.ReduceLogicalXor, args)
+}
+
 // runReduce reads a bool .npy file, reduces it on the device and writes
 // the result. Nothing is written unless the whole op succeeds.
 func runReduce(e *env, name string, op reduceOp, args []string) error {

@@ -29,24 +29,24 @@ func TestReduceCommands(t *testing.T) {
 	}
 	in := writeNpy(t, dir, "data.npy", data)
 	out := filepath.Join(dir, "out.npy")
+	refs := map[string]func(*tensor.Host, []int, bool) (*tensor.Host, error){
+		"reduce-or": cpuref.ReduceLogicalOr, "reduce-and": cpuref.ReduceLogicalAnd, "reduce-xor": cpuref.ReduceLogicalXor,
+	}
 	for _, c := range []struct {
 		args []string
-		and  bool
 		axes []int
 		keep bool
 	}{
-		{[]string{"reduce-or", in, "--axes", "2,-3", "-o", out}, false, []int{2, -3}, false},
-		{[]string{"reduce-or", "--axes=1", "--keep-dims", "-o", out, in}, false, []int{1}, true},
-		{[]string{"reduce-and", in, "--axes", " 0 , 1,2 ", "-o", out}, true, []int{0, 1, 2}, false},
-		{[]string{"reduce-and", in, "--axes", "", "-o", out, "--keep-dims"}, true, nil, true},
-		{[]string{"reduce-or", in, "--axes=", "-o", out}, false, nil, false},
+		{[]string{"reduce-or", in, "--axes", "2,-3", "-o", out}, []int{2, -3}, false},
+		{[]string{"reduce-or", "--axes=1", "--keep-dims", "-o", out, in}, []int{1}, true},
+		{[]string{"reduce-and", in, "--axes", " 0 , 1,2 ", "-o", out}, []int{0, 1, 2}, false},
+		{[]string{"reduce-and", in, "--axes", "", "-o", out, "--keep-dims"}, nil, true},
+		{[]string{"reduce-or", in, "--axes=", "-o", out}, nil, false},
+		{[]string{"reduce-xor", in, "--axes", "0,2", "-o", out}, []int{0, 2}, false},
+		{[]string{"reduce-xor", in, "--axes", "-1", "--keep-dims", "-o", out}, []int{-1}, true},
 	} {
 		got := selRun(t, out, c.args...)
-		ref := cpuref.ReduceLogicalOr
-		if c.and {
-			ref = cpuref.ReduceLogicalAnd
-		}
-		want, err := ref(data, c.axes, c.keep)
+		want, err := refs[c.args[0]](data, c.axes, c.keep)
 		if err != nil {
 			t.Fatal(err)
 		}
