@@ -159,10 +159,11 @@ type run struct {
 	// fold, where nonzero, is the bytes of an output the kernel folds
 	// its result into (fused.glsl), not a tensor of the layout's shape:
 	// the kernel binds them, and indexes blocks from the layout's first
-	// element; foldLen is the elements each output byte folds, where
-	// they are rows (0: all of them).
-	fold    uint64
-	foldLen uint32
+	// element; where foldLen is nonzero, element e folds into output
+	// (e / foldLen) % foldKeep, else every element into one.
+	fold     uint64
+	foldLen  uint32
+	foldKeep uint32
 	// pick, when not -1, is the input that the output equals,
 	// broadcast; pickBits are its value where pickKnown.
 	pick      int

@@ -53,11 +53,8 @@ func (c *compiled) line(e *Expr, s *step) string {
 			names[k] = e.nodes[i-1].name
 		}
 		what = "fused " + strings.Join(names, ", ")
-		switch {
-		case s.seg.fold != spec.FoldNone && s.seg.rowLen != 0:
-			what += fmt.Sprintf(", fold %s over rows of %d", s.seg.red.short, s.seg.rowLen)
-		case s.seg.fold != spec.FoldNone:
-			what += fmt.Sprintf(", fold %s over all", s.seg.red.short)
+		if s.seg.fold != spec.FoldNone {
+			what += ", fold " + s.seg.red.short + s.seg.fm.String()
 		}
 	} else if n.kind == exprReduce {
 		what += fmt.Sprintf(" over axes %v", reducedList(n.axes))

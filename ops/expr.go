@@ -9,9 +9,10 @@ import (
 // An Expr is a chain of element ops built as nodes and run as one pass
 // where it can be: a fused kernel (fuse.go) reads the inputs once and
 // writes the result once, with no intermediate tensor, or folds the
-// result into one bool where the chain ends in a reduction over all of
-// it; one op that stores its result runs as that op, as it gains
-// nothing from fusing. For example, a ReLU and a NaN check:
+// result where the chain ends in a reduction or, and, or over all of
+// it, its rows, its columns or its channels (the dimensions kept are one
+// run, with whole 16-element chunks to fold: see Explain); one op that
+// stores its result runs as that op, as it gains nothing from fusing. For example, a ReLU and a NaN check:
 //
 //	var e ops.Expr
 //	x := e.Input(t)

@@ -837,15 +837,17 @@ func fewestKernels(e *Expr, root int32) int {
 	return max((len(ops)+fuseMaxOps-1)/fuseMaxOps, (len(scalars)+fuseMaxScalars-1)/fuseMaxScalars, len(types), 1)
 }
 
-// TestExprRowFolds runs reductions over innermost runs of axes of a
-// chain's result, which fold by rows in the fused kernel where each row
-// is whole chunks (rows of 16, 64, 128, 192 and 3 × 64 elements, over
-// the last axis or two, kept or not), and reduce the fused chain's mask
-// after it where not (rows of 130, an outer axis); against the ops one
-// by one, with NaNs and infinities in a row now and then. The 28 cases
-// take in turn the CPU and the GPU profile on usual and 4 KiB pages
-// (pageProfiles): each profile meets every shape at both types, and
-// every shape both page sizes.
+// TestExprRowFolds runs reductions of a chain's result that fold in the
+// fused kernel: by rows where each row is whole chunks (rows of 16, 64,
+// 128, 192 and 3 × 64 elements, over the last axis or two, kept or
+// not), by rows into outputs that repeat (the channels of [N C H W]
+// over N, H and W), and down columns that are whole chunks (over the
+// first axis or two); and reductions that reduce the fused chain's mask
+// after it (rows of 130, columns of 40, kept axes on both sides of a
+// reduced one); against the ops one by one, with NaNs and infinities in
+// a row now and then. The cases take in turn the CPU and the GPU
+// profile on usual and 4 KiB pages (pageProfiles): each profile meets
+// every shape at both types, and every shape both page sizes.
 func TestExprRowFolds(t *testing.T) {
 	t.Cleanup(func() { forcedProfile.Store(nil) })
 	pps := pageProfiles(t)
@@ -862,7 +864,12 @@ func TestExprRowFolds(t *testing.T) {
 		{tensor.Shape{7, 1, 192}, []int{2}, true, true},
 		{tensor.Shape{2, 3, 4, 64}, []int{2, 3}, false, true},
 		{tensor.Shape{37, 130}, []int{1}, false, false},
-		{tensor.Shape{8, 64}, []int{0}, false, false},
+		{tensor.Shape{8, 64}, []int{0}, false, true},
+		{tensor.Shape{300, 48}, []int{-2}, true, true},
+		{tensor.Shape{3, 5, 32}, []int{0, 1}, false, true},
+		{tensor.Shape{4, 6, 2, 32}, []int{0, 2, 3}, true, true},
+		{tensor.Shape{9, 40}, []int{0}, false, false},
+		{tensor.Shape{3, 4, 32}, []int{1}, false, false},
 	} {
 		for di, dt := range []tensor.DType{tensor.F32, tensor.F16} {
 			h := specialHost(rng, dt, c.shape)
@@ -1024,16 +1031,18 @@ func hasBlocksOf(plan []launch, elems uint32) bool {
 	return false
 }
 
-// TestExprExplain checks Explain's text for three chains: a ReLU, one
+// TestExprExplain checks Explain's text for four chains: a ReLU, one
 // kernel; the clamp of clampNaNInf, split in two by the kernel's limit
-// of ops; and a NaN check of a ReLU along an outer axis, which the kernel
-// cannot fold; and that Eval then runs the plan Explain made.
+// of ops; a NaN check of a ReLU down its columns, which the kernel folds;
+// and one along a middle axis, which it cannot; and that Eval then runs
+// the plan Explain made.
 func TestExprExplain(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(74, 75))
 	x := upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{8, 64}))
+	z := upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{3, 4, 32}))
 	var e Expr
-	xn := e.Input(x)
+	xn, zn := e.Input(x), e.Input(z)
 	relu := e.Where(e.Greater(xn, 0), xn, 0)
 	for _, c := range []struct {
 		root Node
@@ -1046,9 +1055,12 @@ func TestExprExplain(t *testing.T) {
 1. fused greater, where, less, where (in1; scalars 1, -1) -> f32[8 64]; boundary: 5 ops > 4
 2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[8 64]
 `},
-		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 2 kernels
-1. fused greater, where, is-nan (in1; scalar 0) -> bool[8 64]; boundary: reduction over axes the kernel cannot fold
-2. op reduce_logical_or over axes [0] (#1) -> bool[64]
+		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 1 kernel
+1. fused greater, where, is-nan, fold any down 64 columns (in1; scalar 0) -> bool[64]
+`},
+		{e.ReduceOr(e.IsNaN(e.Where(e.Greater(zn, 0), zn, 0)), []int{1}), `4 ops in 2 kernels
+1. fused greater, where, is-nan (in2; scalar 0) -> bool[3 4 32]; boundary: reduction over axes the kernel cannot fold
+2. op reduce_logical_or over axes [1] (#1) -> bool[3 32]
 `},
 	} {
 		got, err := e.Explain(c.root)

@@ -64,42 +64,65 @@ type segment struct {
 	plan  []launch
 	fold  uint32 // red's fold where node folds the chain, else spec.FoldNone
 	red   *reduceOp
-	// rowLen, where the fold is by rows, is the elements of the chain's
-	// result that each output element folds: its innermost axes.
-	rowLen uint32
-	dev    *device.Device
-	dims   tensor.Shape // the kernel's output
-	dt     tensor.DType
+	fm    foldMap // how the fold maps the chain's elements to outputs
+	dev   *device.Device
+	dims  tensor.Shape // the kernel's output
+	dt    tensor.DType
+}
+
+// A foldMap is how a fused fold maps the chain's elements to the
+// reduction's outputs (fused.glsl, FOLD_ROWS and FOLD_COLS): with inner
+// 0 every element folds into one output; else element e folds into
+// output (e / inner) % keep, a 16-element chunk into one output where
+// inner is a multiple of 16, and with cols (inner 1) into 16 outputs.
+type foldMap struct {
+	inner, keep uint32
+	cols        bool
+}
+
+// String says how the map folds, as Explain prints it.
+func (m foldMap) String() string {
+	switch {
+	case m.inner == 0:
+		return " over all"
+	case m.cols:
+		return fmt.Sprintf(" down %d columns", m.keep)
+	}
+	return fmt.Sprintf(" over rows of %d into %d outputs", m.inner, m.keep)
 }
 
 // foldable reports whether reduction n folds its data, chain's result,
-// in the fused kernel: a fold the kernel has (reduceOp.fuses), over
-// every element, or over the innermost axes
-// where each output element folds a whole number of 16-element chunks
-// (rowLen elements; 0 where one output folds every element) and the
-// output lies in one page.
-// The kernel indexes the elements in 32 bits.
-func (e *Expr) foldable(n *exprNode, chain int32) (rowLen uint32, ok bool) {
-	if !n.red.fuses {
-		return 0, false
-	}
+// in the fused kernel, and how: a fold the kernel has (reduceOp.fuses),
+// over every element, or where the dimensions kept are one run K, with
+// reduced dimensions R before it and I after it, [R K I], [K I] or
+// [R K], once size-1 dimensions are dropped: rows of I, a multiple of 16
+// elements, fold into one output each, and without I chunks of 16
+// columns into 16 outputs, K a multiple of 16; a per-row, per-column or
+// per-channel any or all. The output must lie in one page, and the
+// kernel indexes the elements in 32 bits.
+func (e *Expr) foldable(n *exprNode, chain int32) (foldMap, bool) {
 	dims := e.nodes[chain-1].dims
 	total, outs := dims.NumElements(), n.dims.NumElements()
-	if total > fuseMaxFold {
-		return 0, false
+	switch {
+	case !n.red.fuses || total > fuseMaxFold:
+		return foldMap{}, false
+	case outs == 1:
+		return foldMap{}, true
+	case total == 0 || uint64(outs) > bridge.Device(n.dev).PageSize():
+		return foldMap{}, false
 	}
-	if outs == 1 {
-		return 0, true
+	var buf [reduceRank]reduceDim
+	cd := reduceCollapse(buf[:0], dims, n.axes)
+	if cd[0].reduced {
+		cd = cd[1:] // R: outputs repeat, (e / inner) % keep
 	}
-	k := len(n.axes)
-	for k > 0 && n.axes[k-1] {
-		k--
+	switch {
+	case len(cd) == 2 && cd[1].reduced && cd[1].n%16 == 0:
+		return foldMap{inner: uint32(cd[1].n), keep: uint32(cd[0].n)}, true
+	case len(cd) == 1 && cd[0].n%16 == 0:
+		return foldMap{inner: 1, keep: uint32(cd[0].n), cols: true}, true
 	}
-	if k == len(n.axes) || slices.Contains(n.axes[:k], true) {
-		return 0, false // no innermost run, or axes outside it
-	}
-	run := dims[k:].NumElements()
-	return uint32(run), run%16 == 0 && uint64(outs) <= bridge.Device(n.dev).PageSize()
+	return foldMap{}, false
 }
 
 // order appends to dst the ops that root needs, each after its
@@ -243,7 +266,7 @@ func (p *program) run(c *segment) run {
 			head |= 1 << (4 + s)
 		}
 	}
-	head |= keyOf(vt)<<8 | c.fold<<12 | b2u(c.rowLen != 0)<<14 | uint32(len(p.instr))<<16
+	head |= keyOf(vt)<<8 | c.fold<<12 | b2u(c.fm.inner != 0)<<14 | b2u(c.fm.cols)<<15 | uint32(len(p.instr))<<16
 	r.spec[0] = head
 	r.nspec = 1 + copy(r.spec[1:], p.instr)
 	return r
@@ -284,7 +307,7 @@ func (e *Expr) planFused(c *segment) error {
 		return nil
 	}
 	if c.fold != spec.FoldNone {
-		r.fold, r.foldLen = uint64(max(e.nodes[c.node-1].dims.NumElements(), 1)), c.rowLen
+		r.fold, r.foldLen, r.foldKeep = uint64(max(e.nodes[c.node-1].dims.NumElements(), 1)), c.fm.inner, c.fm.keep
 	}
 	v, err := r.op.families[r.width][classOf(&l, &r.ts)].pick(c.dev)
 	if err != nil {

@@ -407,7 +407,7 @@ func (p *boxPlan) launch(mode, skip, elems uint32) launch {
 	ln.grid, _ = core.SpreadGroups(uint64((ln.invocations+p.t.group-1)/p.t.group), p.t.grid)
 	ln.spec, ln.nspec = p.specOf(mode, ln.role, elems)
 	push := spec.ElementwisePush{Dims: b.dims, Magic: b.magic, Shifts: b.shift, Masks: b.masks, Base: b.base,
-		GroupsX: ln.grid[0], Skip: skip, FoldLen: r.foldLen}
+		GroupsX: ln.grid[0], Skip: skip, FoldLen: r.foldLen, FoldKeep: r.foldKeep}
 	for i, bits := range r.bits {
 		push.Scalar[i] = [2]uint32{uint32(bits), uint32(bits >> 32)}
 	}

@@ -203,8 +203,8 @@ func (e *Expr) step(i int32, why []*string) (step, error) {
 		if e.nodes[c.chain-1].kind == exprInput || why[c.chain-1] != nil {
 			return s, nil
 		}
-		rowLen, _ := e.foldable(n, c.chain)
-		c.red, c.fold, c.rowLen = n.red, n.red.fold, rowLen
+		fm, _ := e.foldable(n, c.chain)
+		c.red, c.fold, c.fm = n.red, n.red.fold, fm
 	}
 	ops := e.segment(c.chain, why)
 	if c.fold == spec.FoldNone && len(ops) == 1 || !hasVote(n.dev) {

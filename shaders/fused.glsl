@@ -23,7 +23,10 @@
 layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
 const uint KEY = (HEAD >> 8) & 15u;
 const uint FOLD = (HEAD >> 12) & 3u; // FOLD_NONE, FOLD_ANY or FOLD_ALL (spec.glsl)
+// FOLD_ROWS: element e folds into output (e / pc.foldLen) % pc.foldKeep;
+// FOLD_COLS too, and a chunk's 16 elements into 16 outputs (foldLen 1).
 const bool FOLD_ROWS = ((HEAD >> 14) & 1u) != 0u;
+const bool FOLD_COLS = ((HEAD >> 15) & 1u) != 0u;
 #define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
 uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
 #define HAS_FOLD
@@ -213,7 +216,9 @@ void opChunk(uvec4 v[NIN][8], out uvec4 o[8]) {
 #if NINS > 3
 	step(I3, R9);
 #endif
-	if (FOLD != 0u) {
+	// A fold by columns takes the bools, in the order of their elements,
+	// which folded's lanes of a test do not keep.
+	if (FOLD != 0u && !FOLD_COLS) {
 		o[0] = folded();
 	} else {
 		get(5u + uint(NINS), o);
@@ -272,6 +277,8 @@ uvec2 opElem(uint off[NIN]) {
 // host filled with the identity. By rows (FOLD_ROWS), the invocation
 // changes its row's byte when it moves to the next row and at its end:
 // chunks lie in one row each, as pc.foldLen is a whole number of them.
+// By columns (FOLD_COLS), a chunk changes the bytes of its 16 outputs
+// where it saw something: on data that makes every byte count, none.
 uvec4 seen = uvec4(0u);
 uint seenRow = 0xffffffffu; // the row seen belongs to, with FOLD_ROWS
 
@@ -290,7 +297,7 @@ void mark(uint row) {
 
 // rowOf moves seen to the row of element e, marking the one it held.
 void rowOf(uint e) {
-	uint row = e / pc.foldLen;
+	uint row = e / pc.foldLen % pc.foldKeep;
 	if (row != seenRow) {
 		if (seenRow != 0xffffffffu) {
 			mark(seenRow);
@@ -300,7 +307,27 @@ void rowOf(uint e) {
 	}
 }
 
+// markChunk changes the bytes of the 16 outputs from o0, a multiple of
+// 16, where the chunk's bools o are not the identity.
+void markChunk(uint o0, uvec4 o) {
+	uvec4 f = FOLD == FOLD_ANY ? flags(o) : flags(o) ^ 0x01010101u;
+	for (uint k = 0u; k < 4u; k++) {
+		if (f[k] == 0u) {
+			continue;
+		}
+		if (FOLD == FOLD_ANY) {
+			atomicOr(outW[o0 / 4u + k], f[k]);
+		} else {
+			atomicAnd(outW[o0 / 4u + k], ~(f[k] * 0xffu));
+		}
+	}
+}
+
 void foldChunk(uvec4 o, uint e) {
+	if (FOLD_COLS) {
+		markChunk(e % pc.foldKeep, o);
+		return;
+	}
 	if (FOLD_ROWS) {
 		rowOf(e);
 	}

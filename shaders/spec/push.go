@@ -93,7 +93,8 @@ type ElementwisePush struct {
 	GroupsX uint32              // workgroups in X of the grid
 	Skip    uint32              // elements of the piece before the dispatch's first block
 	Scalar  [2][2]uint32        // uvec2s: the last two inputs' bits when they are pushed
-	FoldLen uint32              // elements a fold's output element takes (FOLD_ROWS)
+	FoldLen  uint32             // FOLD_ROWS: element e folds into output (e / FoldLen) % FoldKeep
+	FoldKeep uint32             // FOLD_ROWS: the outputs
 }
 
 // ExpandPush is expand.glsl's push constants.
