@@ -85,16 +85,16 @@ const MaxOperands = 5
 // number of inputs: Base has room for the most operands, and FoldLen is
 // there for the ops that do not fold too, so that one layout serves all.
 type ElementwisePush struct {
-	Dims    [MaxRank]uint32     // the piece's shape, innermost first
-	Magic   [MaxRank]uint32     // Dims[d] as a reciprocal: see div
-	Shifts  [2]uint32           // and its shift, byte d%4 of word d/4
-	Masks   uint32              // bit 8*x+d: input x is broadcast in dimension d
-	Base    [MaxOperands]uint32 // first element of each input, then the output, in their bindings
-	GroupsX uint32              // workgroups in X of the grid
-	Skip    uint32              // elements of the piece before the dispatch's first block
-	Scalar  [2][2]uint32        // uvec2s: the last two inputs' bits when they are pushed
-	FoldLen  uint32             // FOLD_ROWS: element e folds into output (e / FoldLen) % FoldKeep
-	FoldKeep uint32             // FOLD_ROWS: the outputs
+	Dims     [MaxRank]uint32     // the piece's shape, innermost first
+	Magic    [MaxRank]uint32     // Dims[d] as a reciprocal: see div
+	Shifts   [2]uint32           // and its shift, byte d%4 of word d/4
+	Masks    uint32              // bit 8*x+d: input x is broadcast in dimension d
+	Base     [MaxOperands]uint32 // first element of each input, then the output, in their bindings
+	GroupsX  uint32              // workgroups in X of the grid
+	Skip     uint32              // elements of the piece before the dispatch's first block
+	Scalar   [2][2]uint32        // uvec2s: the last two inputs' bits when they are pushed
+	FoldLen  uint32              // FOLD_ROWS: element e folds into output (e / FoldLen) % FoldKeep
+	FoldKeep uint32              // FOLD_ROWS: the outputs
 }
 
 // ExpandPush is expand.glsl's push constants.
