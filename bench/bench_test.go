@@ -395,10 +395,23 @@ func BenchmarkChainRandomShapes(b *testing.B) {
 // is the median of the iterations' unfused over fused wall times.
 //
 //	go test ./bench -run X -bench ChainSegments -benchtime 5x
-func BenchmarkChainSegments(b *testing.B) {
+func BenchmarkChainSegments(b *testing.B) { benchFusedAgainstOps(b, clampNaNInf) }
+
+// BenchmarkChainColumnFold runs issue 38's per-column NaN check
+// (nanColumns) on f32 [4096 4096] as BenchmarkChainSegments runs its
+// chain: fused, one kernel that folds down the columns; unfused, IsNaN's
+// mask written and reduced.
+//
+//	go test ./bench -run X -bench ChainColumnFold -benchtime 5x
+func BenchmarkChainColumnFold(b *testing.B) { benchFusedAgainstOps(b, nanColumns) }
+
+// benchFusedAgainstOps runs pattern p on f32 [4096 4096], fused and
+// unfused, in turn in each iteration, and reports the median of the
+// iterations' unfused over fused wall times and each median.
+func benchFusedAgainstOps(b *testing.B, p chainPattern) {
 	d := devtest.Open(b, device.Options{CacheDir: cacheDir})
 	xs := tensor.Shape{4096, 4096}
-	fused, unfused := clampNaNInf.caseOn(xs, nil, tensor.F32, true), clampNaNInf.caseOn(xs, nil, tensor.F32, false)
+	fused, unfused := p.caseOn(xs, nil, tensor.F32, true), p.caseOn(xs, nil, tensor.F32, false)
 	var ratios []float64
 	var walls [2][]float64
 	for b.Loop() {

@@ -86,6 +86,22 @@ var chainPatterns = []chainPattern{
 		}},
 }
 
+// nanColumns is issue 38's per-column NaN check, ReduceOr(IsNaN(x))
+// over the first axis: fused, one kernel reads x and folds into one bool
+// a column; unfused, IsNaN writes the mask and the reduction reads it.
+// Like clampNaNInf it is not among chainPatterns;
+// BenchmarkChainColumnFold runs it.
+var nanColumns = chainPattern{"nan-columns", false, func(w int) int { return w },
+	func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceOr(e.IsNaN(x), []int{0}) },
+	func(x, _ *device.Tensor, free func(*device.Tensor)) (*device.Tensor, error) {
+		m, err := ops.IsNaN(x)
+		if err != nil {
+			return nil, err
+		}
+		defer free(m)
+		return ops.ReduceLogicalOr(m, []int{0})
+	}}
+
 // clampNaNInf is issue 39's chain of 8 ops and 3 scalars, beyond the
 // fused kernel's limits of 4 ops and 2 scalars: a clamp to [-1, 1], then
 // NaN and infinities to 0. Fused, it runs in two kernels with one tensor

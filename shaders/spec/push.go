@@ -82,8 +82,9 @@ const MaxRank = 8
 const MaxOperands = 5
 
 // ElementwisePush is elementwise.glsl's push constants, for every op and
-// number of inputs: Base has room for the most operands, and FoldLen is
-// there for the ops that do not fold too, so that one layout serves all.
+// number of inputs: Base has room for the most operands, and FoldLen and
+// FoldKeep are there for the ops that do not fold too, so that one
+// layout serves all.
 type ElementwisePush struct {
 	Dims     [MaxRank]uint32     // the piece's shape, innermost first
 	Magic    [MaxRank]uint32     // Dims[d] as a reciprocal: see div
