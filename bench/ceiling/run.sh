@@ -10,7 +10,11 @@
 # an xor for the arithmetic); check and check-loop test each f32 for a
 # NaN and fold the result, 64 bytes and 16 KiB an invocation.
 #
-#   bench/ceiling/run.sh [ROUNDS]
+# MIB, where given, sizes the data instead of 128 MiB: 64 is the bytes
+# of the reductions of vkops bench ([4096 16384] bools), whose ceiling
+# is read-loop's.
+#
+#   bench/ceiling/run.sh [ROUNDS [MIB]]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lpc=${LPC:-$here/../../../shared/tools/lavapipe-ceiling/lpc}
@@ -20,7 +24,7 @@ trap 'rm -rf "$out"' EXIT
 for s in compare compare_trivial read read_loop check check_loop write copy; do
 	glslc --target-env=vulkan1.1 -O -I "$here" -o "$out/$s.spv" "$here/$s.comp"
 done
-n=$((16 << 20))
+n=$((${2:-128} << 17)) # half the f32 elements of MIB MiB
 cases=()
 for _ in $(seq "${1:-3}"); do
 	cases+=(
