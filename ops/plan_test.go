@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/binary"
 	"testing"
 	"unsafe"
 
@@ -87,16 +86,8 @@ func checkLaunch(t *testing.T, r *run, ins []tensor.Shape, ln *launch, tg *targe
 	if ln.kind != launchKernel {
 		t.Fatalf("launch kind %d planned without a pick", ln.kind)
 	}
-	word := func(i int) uint32 { return binary.LittleEndian.Uint32(ln.push[4*i:]) }
-	var dims [maxRank]uint32
-	for i := range dims {
-		dims[i] = word(i)
-	}
-	base := make([]uint32, nin+1)
-	for x := range base {
-		base[x] = word(19 + x)
-	}
-	skip := word(19 + nin + 2)
+	push := (*spec.ElementwisePush)(unsafe.Pointer(&ln.push))
+	dims, base, skip := push.Dims, push.Base[:nin+1], push.Skip
 	rank, e := ln.spec[spec.Rank], 16*ln.spec[spec.Chunks]
 	mode, rowch := ln.spec[spec.Mode], ln.spec[spec.RowChunks]
 	n := uint32(1)
