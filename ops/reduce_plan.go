@@ -57,6 +57,11 @@ var reduceTuning = reduceTune{
 	// Regrouping rows costs a second pass, a dispatch and a temporary:
 	// worth it from a MiB. ([8192,1537] over axis 0 ran 3.5x faster.)
 	minRegroup: 1 << 20,
+	// Compiling the unrolled reads is most of a reduction's first call:
+	// LLVM took 0.16 s for a [32,128] bool over axis 0 with eight columns
+	// side by side, 0.03 s with one (lavapipe 22.3.6, empty caches).
+	// Their 20-25% saves less than 50 us a call below a MiB.
+	minUnroll: 1 << 20,
 }
 
 // reduceTuningGPU is reduceTuning for GPUs, which hide memory latency
@@ -89,6 +94,10 @@ type reduceTune struct {
 	// minRegroup is the fewest bytes an outer pass over unaligned rows
 	// reads for regroup to rewrite it.
 	minRegroup uint64
+	// minUnroll is the fewest bytes a piece reads for the unrolled paths:
+	// vecs columns side by side, and rows of whole vectors read at once
+	// (PATH_ROWVECS). Below it, the loops read: 0 unrolls at any size.
+	minUnroll uint64
 }
 
 // The planning functions append to a slice the caller passes, as
@@ -451,7 +460,7 @@ func (tu *reduceTune) innerPlan(ps reducePass, p reducePiece, inSkip, outSkip ui
 		Rows: uint32(p.nb), OutSkip: uint32(outSkip), Tail: reduceClamp(ps.b - p.b0), Whole: b2u(whole)})
 	path, rowVecs := spec.ReducePathMasked, uint64(1)
 	switch {
-	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs:
+	case (inSkip|rowLen)%16 == 0 && chunks == 1 && rowLen/16 <= reduceMaxRowVecs && p.nb*rowLen >= tu.minUnroll:
 		path, rowVecs = spec.ReducePathRowVecs, rowLen/16
 	case (inSkip|rowLen)%16 == 0: // chunkBytes is a multiple of 16 too
 		path = spec.ReducePathVectors
@@ -500,6 +509,9 @@ func (tu *reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip ui
 		// than a batch's row holds (it would read the last again): plan
 		// in groups of vecs.
 		vecs = min(tu.vecs, cspan/16)
+		if p.nb*rows*cspan < tu.minUnroll {
+			vecs = 1
+		}
 		first = outSkip / 16
 		units = reduceCeil(outSkip+p.nb*cspan, 16) - first
 		perInv, blocks, blockRows = tu.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(tu.minWork, 16*vecs), 1)

@@ -359,7 +359,7 @@ func TestReducePlanChoices(t *testing.T) {
 			"[1 67108864 1] split n=1024 perInv=1 chunks=1024 PATH_VECTORS",
 			"[1 67108864 1] split n=1048576 perInv=1 chunks=1048576 PATH_VECTORS"},
 		{tensor.Shape{64, 64, 64, 64}, []bool{false, true, false, true},
-			"[262144 64 1] rows n=1024 perInv=64 chunks=1 PATH_ROWVECS; [64 64 64] cols n=64 perInv=4 blocks=1 vec=1 vecs=4",
+			"[262144 64 1] rows n=1024 perInv=64 chunks=1 PATH_ROWVECS; [64 64 64] cols n=256 perInv=1 blocks=1 vec=1 vecs=1",
 			"[262144 64 1] rows n=65536 perInv=1 chunks=1 PATH_ROWVECS; [64 64 64] cols n=1024 perInv=1 blocks=4 vec=1 vecs=1"},
 		// Units of little work go several to an invocation, but a small
 		// pass still takes up to target invocations.
@@ -377,10 +377,19 @@ func TestReducePlanChoices(t *testing.T) {
 		{tensor.Shape{1, 4096}, []bool{true, false},
 			"[4096 1 1] rows n=1 perInv=1024 chunks=1 PATH_TINY",
 			"[4096 1 1] rows n=16 perInv=16 chunks=1 PATH_TINY"},
+		// A small pass reads one vector of a row at a time, not vecs side
+		// by side nor a row's vectors at once: compiling those unrolled
+		// reads took longer than they save under a MiB.
+		{tensor.Shape{32, 128}, []bool{true, false},
+			"[1 32 128] cols n=8 perInv=1 blocks=1 vec=1 vecs=1",
+			"[1 32 128] cols n=8 perInv=1 blocks=1 vec=1 vecs=1"},
+		{tensor.Shape{32, 128}, []bool{false, true},
+			"[32 128 1] rows n=8 perInv=1 chunks=1 PATH_VECTORS",
+			"[32 128 1] rows n=8 perInv=1 chunks=1 PATH_ROWVECS"},
 		// A small last pass is not split, nor many units: that would cost
 		// a fill and a barrier.
 		{tensor.Shape{256, 256, 256}, []bool{true, false, true},
-			"[65536 256 1] rows n=1024 perInv=16 chunks=1 PATH_ROWVECS; [1 256 256] cols n=2 perInv=8 blocks=1 vec=1 vecs=8",
+			"[65536 256 1] rows n=1024 perInv=16 chunks=1 PATH_ROWVECS; [1 256 256] cols n=16 perInv=1 blocks=1 vec=1 vecs=1",
 			"[65536 256 1] split n=65536 perInv=1 chunks=4 PATH_VECTORS; [1 256 256] cols n=256 perInv=1 blocks=16 vec=1 vecs=1"},
 		{tensor.Shape{256, 256, 256}, []bool{false, true, false},
 			"[256 256 256] cols n=512 perInv=8 blocks=1 vec=1 vecs=8",

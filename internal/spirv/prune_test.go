@@ -1,0 +1,115 @@
+package spirv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/vkops/vkops/shaders"
+)
+
+// reluSpec is the fused ReLU's constants on f32[1 1024] (a 256-wide
+// group, MODE_WHOLE, Greater then Where), as vkops bench's first call
+// passes them.
+var reluSpec = []uint32{0x100, 1, 0xe, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0x20500, 0x402, 0x4060b}
+
+func TestPruneLeavesWhatItCannotRead(t *testing.T) {
+	code := shaders.SPIRV("fused1_w4_whole")
+	v16 := bytes.Clone(code)
+	binary.LittleEndian.PutUint32(v16[4:], version16)
+	// The last instruction, OpFunctionEnd, claims words past the end.
+	cut := bytes.Clone(code)
+	binary.LittleEndian.PutUint32(cut[len(cut)-4:], 5<<16|56)
+	for _, c := range []struct {
+		name string
+		code []byte
+	}{
+		{"empty", nil},
+		{"not words", code[:21]},
+		{"no magic", append([]byte{0, 0, 0, 0}, code[4:]...)},
+		{"SPIR-V 1.6", v16},
+		{"an instruction past the end", cut},
+	} {
+		if got := Prune(c.code, reluSpec); !bytes.Equal(got, c.code) {
+			t.Errorf("%s: Prune changed the module", c.name)
+		}
+	}
+}
+
+func TestPruneFused(t *testing.T) {
+	in := shaders.SPIRV("fused2_w4_texel64_whole")
+	out := Prune(in, reluSpec)
+	// The ReLU's two instructions and MODE_WHOLE leave less than two
+	// thirds of the module reachable (65 of 115 KB when written).
+	if len(out) >= len(in)*2/3 {
+		t.Errorf("ReLU's fused module: %d of %d bytes left", len(out), len(in))
+	}
+	if again := Prune(out, reluSpec); !bytes.Equal(again, out) {
+		t.Errorf("pruning the pruned module changed it: %d bytes, then %d", len(out), len(again))
+	}
+	if other := Prune(in, append([]uint32{}, reluSpec[:12]...)); bytes.Equal(other, out) {
+		t.Errorf("another program pruned as ReLU's")
+	}
+}
+
+func TestEval(t *testing.T) {
+	const u32, b = 1, 2
+	e := evaluator{known: map[uint32]uint32{10: 7, 11: 3, 12: 0xfffffff0, 13: 1, 14: 0, 15: 40},
+		kinds: map[uint32]kind{u32: int32Kind, b: boolKind}}
+	for _, c := range []struct {
+		name string
+		op   uint32
+		typ  uint32
+		args []uint32
+		want uint32
+		ok   bool
+	}{
+		{"iadd", opIAdd, u32, []uint32{10, 11}, 10, true},
+		{"isub", opISub, u32, []uint32{11, 10}, 0xfffffffc, true},
+		{"imul", opIMul, u32, []uint32{10, 11}, 21, true},
+		{"udiv", opUDiv, u32, []uint32{10, 11}, 2, true},
+		{"udiv by 0", opUDiv, u32, []uint32{10, 14}, 0, false},
+		{"umod", opUMod, u32, []uint32{10, 11}, 1, true},
+		{"shr", opShiftRightLogical, u32, []uint32{12, 11}, 0x1ffffffe, true},
+		{"sar", opShiftRightArithmetic, u32, []uint32{12, 11}, 0xfffffffe, true},
+		{"shl", opShiftLeftLogical, u32, []uint32{10, 11}, 56, true},
+		{"shift past the width", opShiftLeftLogical, u32, []uint32{10, 15}, 0, false},
+		{"and", opBitwiseAnd, u32, []uint32{10, 11}, 3, true},
+		{"or", opBitwiseOr, u32, []uint32{10, 12}, 0xfffffff7, true},
+		{"xor", opBitwiseXor, u32, []uint32{10, 11}, 4, true},
+		{"not", opNot, u32, []uint32{14}, 0xffffffff, true},
+		{"negate", opSNegate, u32, []uint32{13}, 0xffffffff, true},
+		{"ieq", opIEqual, b, []uint32{10, 10}, 1, true},
+		{"ine", opINotEqual, b, []uint32{10, 10}, 0, true},
+		{"ult", opULessThan, b, []uint32{12, 10}, 0, true},
+		{"slt", opSLessThan, b, []uint32{12, 10}, 1, true},
+		{"uge", opUGreaterThanEqual, b, []uint32{12, 10}, 1, true},
+		{"sgt", opSGreaterThan, b, []uint32{12, 10}, 0, true},
+		{"ule", opULessThanEqual, b, []uint32{11, 10}, 1, true},
+		{"sge", opSGreaterThanEqual, b, []uint32{11, 10}, 0, true},
+		{"logical and", opLogicalAnd, b, []uint32{13, 14}, 0, true},
+		{"logical or", opLogicalOr, b, []uint32{13, 14}, 1, true},
+		{"logical not", opLogicalNot, b, []uint32{14}, 1, true},
+		{"select", opSelect, u32, []uint32{14, 10, 11}, 3, true},
+		{"an unknown operand", opIAdd, u32, []uint32{10, 99}, 0, false},
+		{"a type it does not compute", opIAdd, 3, []uint32{10, 11}, 0, false},
+		{"an op it does not compute", opSpecConstantOp, u32, []uint32{10, 11}, 0, false},
+	} {
+		const id = 100
+		delete(e.known, id)
+		e.eval(c.op, c.typ, id, c.args)
+		got, ok := e.known[id]
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: got %#x (known %v), want %#x (known %v)", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// BenchmarkPrune is what Prune adds to building a pipeline, on the
+// largest fused module.
+func BenchmarkPrune(b *testing.B) {
+	in := shaders.SPIRV("fused4_w4_texel64_whole")
+	for b.Loop() {
+		Prune(in, reluSpec)
+	}
+}
