@@ -31,6 +31,9 @@ type elemOp struct {
 	// row seams (shaders/spec): without them the planner runs those
 	// pieces element by element.
 	rows bool
+	// prune hands the driver the op's modules pruned for each
+	// pipeline's constants (core.Kernel.Prune).
+	prune bool
 	// needs, where set, is what every variant of the op needs of a
 	// device.
 	needs func(d *device.Device) bool
@@ -121,6 +124,7 @@ func (op *elemOp) variantNeeds(name string) func(d *device.Device) bool {
 func (op *elemOp) kernel(name string, texel bool) *core.Kernel {
 	n := op.inputs
 	k := kernel[spec.ElementwisePush](name, n+1)
+	k.Prune = op.prune
 	if texel {
 		k.Kinds = make([]core.BindingKind, n+1)
 		for x := range n {

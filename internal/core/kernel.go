@@ -19,6 +19,12 @@ type Kernel struct {
 	Bindings int
 	Kinds    []BindingKind // per binding; nil means all Storage
 	PushSize int
+	// Prune hands the driver the module pruned for each pipeline's
+	// specialization constants (spirv.Prune): its first call builds
+	// faster where most of a module is paths the constants leave out (a
+	// fused ReLU's first call took 0.09 s instead of 0.23), but on
+	// lavapipe the reduction kernels pruned ran 1.1-1.5x as long.
+	Prune bool
 }
 
 // BindingKind is how a kernel sees one binding.
@@ -172,12 +178,16 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 	for i := range binds {
 		binds[i] = k.kind(i).vk()
 	}
-	// The driver gets only the paths these constants take: lavapipe
-	// translates every path before it folds the constants, which took
-	// a fused ReLU's first call from 0.23 to 0.09 s (spirv.Prune).
+	// The driver gets only the paths these constants take, where the
+	// kernel asks: lavapipe translates every path before it folds the
+	// constants.
+	src := k.SPIRV
+	if k.Prune {
+		src = spirv.Prune(src, spec)
+	}
 	p, err := d.dev.NewPipeline(d.cache, vk.PipelineDesc{
 		Name:     k.Name,
-		SPIRV:    spirv.Prune(k.SPIRV, spec),
+		SPIRV:    src,
 		Bindings: binds,
 		PushSize: uint32(k.PushSize),
 		Spec:     slices.Clone(spec),
