@@ -230,7 +230,7 @@ func (e *Expr) Minimum(a, b any, opts ...SelectOption) Node { return e.binary(mi
 // Clamp is ops.Clamp as a node: x is a node (or a *device.Tensor), min
 // and max scalars. It is one instruction of the fused kernel, its bounds
 // two of the kernel's scalars.
-func (e *Expr) Clamp(x any, min, max any) Node {
+func (e *Expr) Clamp(x, min, max any) Node {
 	call, err := resolveClamp(x, min, max, e)
 	if err != nil {
 		return e.fail(err)

@@ -258,8 +258,14 @@ uvec2 stepE(uint ins) {
 	if (op == OP_SELECT) {
 		return getE(regA(ins)).x != 0u ? getE(regB(ins)) : getE(regC(ins));
 	}
+	if (op >= OP_MAX && boolArgs(ins)) {
+		// As on chunks, or and and: the values' code is W's alone.
+		uint v = op == OP_MIN ? uint(getE(regA(ins)).x != 0u && getE(regB(ins)).x != 0u)
+		                      : uint(getE(regA(ins)).x != 0u || getE(regB(ins)).x != 0u);
+		return uvec2(op == OP_CLAMP ? v & uint(getE(regC(ins)).x != 0u) : v, 0u);
+	}
 	if (op >= OP_MAX) {
-		return valueOf(op, argKey(ins), argW(ins), getE(regA(ins)), getE(regB(ins)), getE(regC(ins)));
+		return valueOf(op, KEY, W, getE(regA(ins)), getE(regB(ins)), getE(regC(ins)));
 	}
 	return uvec2(result(op, argKey(ins), detectOf(ins), argW(ins), getE(regA(ins)), getE(regB(ins))), 0u);
 }

@@ -45,10 +45,13 @@ uvec2 pickOf(uint op, uint key, uint w, uvec2 a, uvec2 b) {
 }
 
 // valueOf is op on one element of a, b and, for OP_CLAMP, c: Clamp is
-// Minimum(Maximum(a, b), c), so that a b above c gives c.
+// Minimum(Maximum(a, b), c), so that a b above c gives c. Its first pick
+// is Maximum's, Minimum's and Clamp's alike, so that a slot of the fused
+// kernel, which holds every op's code until specialization, holds two
+// picks, not three (docs/journal.md).
 uvec2 valueOf(uint op, uint key, uint w, uvec2 a, uvec2 b, uvec2 c) {
-	if (op == OP_CLAMP) return pickOf(OP_MIN, key, w, pickOf(OP_MAX, key, w, a, b), c);
-	return pickOf(op, key, w, a, b);
+	uvec2 v = pickOf(op == OP_CLAMP ? OP_MAX : op, key, w, a, b);
+	return op == OP_CLAMP ? pickOf(OP_MIN, key, w, v, c) : v;
 }
 
 // ord4 is ordOf for four elements of up to 32 bits, one in the low bits
@@ -91,13 +94,11 @@ uvec4 pickVec(uint op, uint key, uint w, uvec4 a, uvec4 b) {
 }
 
 // chunkValue is op on one chunk of sixteen elements of a, b and, for
-// OP_CLAMP, c, each held as w vectors, into o's w vectors.
+// OP_CLAMP, c, each held as w vectors, into o's w vectors, its picks
+// shared as valueOf's are.
 void chunkValue(uint op, uint key, uint w, uvec4 a[8], uvec4 b[8], uvec4 c[8], out uvec4 o[8]) {
 	for (uint k = 0u; k < w; k++) {
-		if (op == OP_CLAMP) {
-			o[k] = pickVec(OP_MIN, key, w, pickVec(OP_MAX, key, w, a[k], b[k]), c[k]);
-		} else {
-			o[k] = pickVec(op, key, w, a[k], b[k]);
-		}
+		uvec4 v = pickVec(op == OP_CLAMP ? OP_MAX : op, key, w, a[k], b[k]);
+		o[k] = op == OP_CLAMP ? pickVec(OP_MIN, key, w, v, c[k]) : v;
 	}
 }
