@@ -24,7 +24,10 @@ type chainPattern struct {
 }
 
 // chainPatterns are issue 33's: a ReLU, a clamp to [-1, 1], a NaN check
-// and a finite check over all of x, and an attention-style masked fill.
+// and a finite check over all of x, and an attention-style masked fill;
+// and issue 39's ReLU and clamp as the one op each that they are,
+// Maximum(x, 0) and Clamp(x, -1, 1), which keep a NaN where the Where
+// forms make a ReLU's 0.
 var chainPatterns = []chainPattern{
 	{"relu", false, func(w int) int { return 2 * w },
 		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.Where(e.Greater(x, 0), x, 0) },
@@ -59,6 +62,12 @@ var chainPatterns = []chainPattern{
 			defer free(m2)
 			return ops.Where(m2, 1, lo)
 		}},
+	{"relu-max", false, func(w int) int { return 2 * w },
+		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.Maximum(x, 0) },
+		func(x, _ *device.Tensor, _ func(*device.Tensor)) (*device.Tensor, error) { return ops.Maximum(x, 0) }},
+	{"clamp-op", false, func(w int) int { return 2 * w },
+		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.Clamp(x, -1, 1) },
+		func(x, _ *device.Tensor, _ func(*device.Tensor)) (*device.Tensor, error) { return ops.Clamp(x, -1, 1) }},
 	{"nan-check", false, func(w int) int { return w },
 		func(e *ops.Expr, x, _ ops.Node) ops.Node { return e.ReduceOr(e.IsNaN(x), ops.AllAxes) },
 		func(x, _ *device.Tensor, free func(*device.Tensor)) (*device.Tensor, error) {

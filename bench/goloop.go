@@ -54,6 +54,20 @@ func clamp(dst, x []float32) {
 	}
 }
 
+// reluMax writes Maximum(x, 0) into dst. Go's max(v, 0) is that, +0
+// for -0 included, but for a NaN's sign, which it clears (-NaN gives
+// +NaN on amd64); the test keeps the NaN whole, and is never taken on
+// the benchmark's data.
+func reluMax(dst, x []float32) {
+	for i, v := range x {
+		if v != v {
+			dst[i] = v
+			continue
+		}
+		dst[i] = max(v, 0)
+	}
+}
+
 // anyNaN is ReduceOr(IsNaN(x)) over all of x. It stops at the first
 // NaN; the benchmark's data has none, so it reads every element, as the
 // device does.
@@ -129,7 +143,8 @@ func inParts(n int, f func(k, lo, hi int)) {
 // elementwise chain's result into out, and returns a check's.
 func goChain(name string, cs *chainSlices, out []float32, parallel bool) (func() bool, error) {
 	x := cs.x
-	each := map[string]func(dst, x []float32){"relu": relu, "clamp": clamp}[name]
+	// Clamp(x, -1, 1) is the Where chain's clamp, bit for bit.
+	each := map[string]func(dst, x []float32){"relu": relu, "clamp": clamp, "relu-max": reluMax, "clamp-op": clamp}[name]
 	switch {
 	case each != nil && !parallel:
 		return func() bool { each(out, x); return false }, nil

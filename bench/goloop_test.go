@@ -77,6 +77,10 @@ func refChain(t *testing.T, name string, x, mask *tensor.Host) *tensor.Host {
 		lo := must(cpuref.Where(m, cpuref.Operand{S: scalar(-1)}, cpuref.Operand{T: x}))
 		m = must(cpuref.Greater(lo, scalarHost(1), "numpy"))
 		return must(cpuref.Where(m, cpuref.Operand{S: scalar(1)}, cpuref.Operand{T: lo}))
+	case "relu-max":
+		return must(cpuref.Maximum(x, scalarHost(0), "numpy"))
+	case "clamp-op":
+		return must(cpuref.Clamp(x, *scalar(-1), *scalar(1)))
 	case "nan-check":
 		return must(cpuref.ReduceLogicalOr(must(cpuref.IsNaN(x)), all, false))
 	case "finite-all":

@@ -306,6 +306,8 @@ def chain_shapes(n, masked):
 CHAINS = {
     "relu": (False, lambda lib, x, m: lib.where(x > 0, x, 0)),
     "clamp": (False, lambda lib, x, m: (lambda lo: lib.where(lo > 1, 1, lo))(lib.where(x < -1, -1, x))),
+    "relu-max": (False, lambda lib, x, m: lib.clip(x, 0, None)),
+    "clamp-op": (False, lambda lib, x, m: lib.clip(x, -1, 1)),
     "nan-check": (False, lambda lib, x, m: lib.isnan(x).any()),
     "finite-all": (False, lambda lib, x, m: lib.isfinite(x).all()),
     "masked-fill": (True, lambda lib, x, m: lib.where(m, x, -float("inf"))),

@@ -59,7 +59,7 @@ type exprKind uint8
 
 const (
 	exprInput  exprKind = iota // an input tensor
-	exprMask                   // a mask op: args a and b (unary: a)
+	exprMask                   // a mask op: args a and b (unary: a); or Maximum, Minimum (a, b), Clamp (x, min, max)
 	exprSelect                 // Select or Where: args cond, then, else
 	exprReduce                 // ReduceOr or ReduceAnd: arg data
 )
@@ -162,7 +162,7 @@ func (e *Expr) binary(m *maskOp, a, b any, opts []SelectOption) Node {
 	if err != nil {
 		return e.fail(err)
 	}
-	n := exprNode{kind: exprMask, name: m.name, mask: m, argDT: call.dt, dt: tensor.Bool, dims: call.out.Clone(), dev: call.dev, nargs: 2}
+	n := exprNode{kind: exprMask, name: m.name, mask: m, argDT: call.dt, dt: m.outType(call.dt), dims: call.out.Clone(), dev: call.dev, nargs: 2}
 	n.args[0], n.args[1] = e.argFrom(call.x, call.dt), e.argFrom(call.y, call.dt)
 	return e.add(n)
 }
@@ -221,6 +221,25 @@ func (e *Expr) LogicalXor(a, b any, opts ...SelectOption) Node {
 
 // LogicalNot is ops.LogicalNot as a node.
 func (e *Expr) LogicalNot(a Node) Node { return e.unary(logicalNotOp, a, 0) }
+
+// Maximum is ops.Maximum as a node.
+func (e *Expr) Maximum(a, b any, opts ...SelectOption) Node { return e.binary(maximumOp, a, b, opts) }
+
+// Minimum is ops.Minimum as a node.
+func (e *Expr) Minimum(a, b any, opts ...SelectOption) Node { return e.binary(minimumOp, a, b, opts) }
+
+// Clamp is ops.Clamp as a node: x is a node (or a *device.Tensor), min
+// and max scalars. It is one instruction of the fused kernel, its bounds
+// two of the kernel's scalars.
+func (e *Expr) Clamp(x, min, max any) Node {
+	call, err := resolveClamp(x, min, max, e)
+	if err != nil {
+		return e.fail(err)
+	}
+	n := exprNode{kind: exprMask, name: clampOp.name, mask: clampOp, argDT: call.dt, dt: call.dt, dims: call.out.Clone(), dev: call.dev, nargs: 3}
+	n.args[0], n.args[1], n.args[2] = e.argFrom(call.x, call.dt), e.argFrom(call.y, call.dt), e.argFrom(call.z, call.dt)
+	return e.add(n)
+}
 
 // IsNaN is ops.IsNaN as a node.
 func (e *Expr) IsNaN(a Node) Node { return e.unary(isNaNOp, a, 0) }
@@ -378,9 +397,15 @@ func (e *Expr) evalNode(i int32, vals []*device.Tensor) (*device.Tensor, error) 
 	n := &e.nodes[i-1]
 	switch n.kind {
 	case exprMask:
-		b := operand{}
-		if n.nargs == 2 {
+		var b, c operand
+		if n.nargs >= 2 {
 			b = e.operandOf(n.args[1], vals)
+		}
+		if n.nargs == 3 {
+			c = e.operandOf(n.args[2], vals)
+		}
+		if n.mask.values {
+			return runValues(n.name, n.mask.code, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b, c)
 		}
 		return runMask(n.name, n.mask.code, n.detect, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b)
 	case exprSelect:

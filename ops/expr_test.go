@@ -25,6 +25,7 @@ type builder interface {
 	unary(m *maskOp, a any, detect uint32) any
 	where(c, a, b any) any
 	reduce(and bool, x any) any // over every axis
+	clamp(x, min, max any) any
 }
 
 // A chain is a function of its inputs written once for every builder.
@@ -39,6 +40,11 @@ var chains = []chain{
 	{"clamp", func(b builder, in []any) any {
 		lo := b.where(b.mask(lessOp, in[0], -1), -1, in[0])
 		return b.where(b.mask(greaterOp, lo, 1), 1, lo)
+	}},
+	{"relu-max", func(b builder, in []any) any { return b.mask(maximumOp, in[0], 0) }},
+	{"clamp-op", func(b builder, in []any) any { return b.clamp(in[0], -1, 1) }},
+	{"max-min-where", func(b builder, in []any) any {
+		return b.where(in[1], b.mask(maximumOp, in[0], -1), b.mask(minimumOp, 1, in[0]))
 	}},
 	{"nan-check", func(b builder, in []any) any { return b.reduce(false, b.unary(isNaNOp, in[0], 0)) }},
 	{"finite-all", func(b builder, in []any) any { return b.reduce(true, b.unary(isFiniteOp, in[0], 0)) }},
@@ -55,7 +61,8 @@ func (b exprBuilder) mask(m *maskOp, x, y any) any { return b.e.binary(m, x, y, 
 func (b exprBuilder) unary(m *maskOp, x any, detect uint32) any {
 	return b.e.unary(m, x.(Node), detect)
 }
-func (b exprBuilder) where(c, x, y any) any { return b.e.Where(c, x, y) }
+func (b exprBuilder) where(c, x, y any) any   { return b.e.Where(c, x, y) }
+func (b exprBuilder) clamp(x, lo, hi any) any { return b.e.Clamp(x, lo, hi) }
 func (b exprBuilder) reduce(and bool, x any) any {
 	if and {
 		return b.e.ReduceAnd(x.(Node), AllAxes)
@@ -82,6 +89,9 @@ func (b opsBuilder) unary(m *maskOp, x any, detect uint32) any {
 	return b.keep(m.unary(x.(*device.Tensor), detect))
 }
 func (b opsBuilder) where(c, x, y any) any { return b.keep(Where(c.(*device.Tensor), x, y)) }
+func (b opsBuilder) clamp(x, lo, hi any) any {
+	return b.keep(Clamp(x.(*device.Tensor), lo, hi))
+}
 func (b opsBuilder) reduce(and bool, x any) any {
 	axes := make([]int, bridge.Tensor(x.(*device.Tensor)).Dims().Rank())
 	for i := range axes {
@@ -127,6 +137,7 @@ func (b refBuilder) mask(m *maskOp, x, y any) any {
 		equalOp: cpuref.Equal, notEqualOp: cpuref.NotEqual, lessOp: cpuref.Less, lessEqualOp: cpuref.LessEqual,
 		greaterOp: cpuref.Greater, greaterEqualOp: cpuref.GreaterEqual,
 		logicalAndOp: cpuref.LogicalAnd, logicalOrOp: cpuref.LogicalOr, logicalXorOp: cpuref.LogicalXor,
+		maximumOp: cpuref.Maximum, minimumOp: cpuref.Minimum,
 	}[m]
 	return b.must(f(b.host(x, dt), b.host(y, dt), "numpy"))
 }
@@ -162,6 +173,21 @@ func (b refBuilder) where(c, x, y any) any {
 		return cpuref.Operand{S: &s}
 	}
 	return b.must(cpuref.Where(c.(*tensor.Host), op(x), op(y)))
+}
+
+func (b refBuilder) clamp(x, lo, hi any) any {
+	h := x.(*tensor.Host)
+	s := func(v any) tensor.Scalar {
+		if sc, ok := v.(tensor.Scalar); ok {
+			return sc
+		}
+		sc, err := tensor.NewScalar(v, h.DType)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		return sc
+	}
+	return b.must(cpuref.Clamp(h, s(lo), s(hi)))
 }
 
 func (b refBuilder) reduce(and bool, x any) any {
@@ -284,8 +310,10 @@ func TestExprChains(t *testing.T) {
 				pp := pps[k]
 				forcedProfile.Store(pp.p)
 				hosts := []*tensor.Host{specialHost(rng, dt, tensor.Shape{37, 130}), randomHost(rng, tensor.Bool, masks)}
-				// A masked fill is one op, which runs as itself.
-				if fused := runChain(t, pp.d, c, hosts).fusedWhole(); fused != (c.name != "masked-fill") {
+				// A masked fill, a ReLU by Maximum and a Clamp are one op
+				// each, which runs as itself.
+				single := c.name == "masked-fill" || c.name == "relu-max" || c.name == "clamp-op"
+				if fused := runChain(t, pp.d, c, hosts).fusedWhole(); fused != !single {
 					t.Errorf("%s %v, mask %v, profile %s: fused %v", c.name, dt, masks, pp.p.name, fused)
 				}
 				n[k]++
@@ -330,6 +358,13 @@ func instructionChains(dt tensor.DType) []chain {
 		{"all-or", func(b builder, in []any) any {
 			return b.reduce(true, b.mask(logicalOrOp, in[2], b.mask(lessOp, in[0], in[1])))
 		}},
+		{"max-min", func(b builder, in []any) any {
+			return b.mask(minimumOp, b.mask(maximumOp, in[0], in[1]), in[1])
+		}},
+		{"clamp-where", func(b builder, in []any) any {
+			lo, hi := clampBounds(dt)
+			return b.where(in[2], b.clamp(in[0], lo, hi), b.clamp(in[1], hi, lo))
+		}},
 	}
 	if dt.IsFloat() {
 		cs = append(cs,
@@ -347,6 +382,19 @@ func instructionChains(dt tensor.DType) []chain {
 		}})
 	}
 	return cs
+}
+
+// clampBounds returns two bounds of dt for the Clamps of
+// instructionChains: a NaN-free pair in each float type (its min below
+// its max), 0 and 1 otherwise.
+func clampBounds(dt tensor.DType) (lo, hi any) {
+	if dt.IsFloat() {
+		return -0.5, 2
+	}
+	if dt == tensor.Bool {
+		return false, true
+	}
+	return 0, 1
 }
 
 // TestExprInstructions runs every instruction on every element type,
@@ -754,7 +802,7 @@ func FuzzExpr(f *testing.F) {
 			return ex[k], ov[k]
 		}
 		for step := 0; step < 5 && len(b) > 0; step++ {
-			code := b.next() % 14
+			code := b.next() % 17
 			var en any
 			var ot *device.Tensor
 			var oerr error
@@ -770,6 +818,16 @@ func FuzzExpr(f *testing.F) {
 				k := b.next() % len(ex)
 				en = e.unary(m, ex[k].(Node), 3)
 				ot, oerr = m.unary(ov[k].(*device.Tensor), 3)
+			case code < 15:
+				m := []*maskOp{maximumOp, minimumOp}[code-13]
+				ea, oa := pick()
+				eb, obb := pick()
+				en = e.binary(m, ea, eb, nil)
+				ot, oerr = m.binary(oa, obb, nil)
+			case code == 15:
+				k, lo := b.next()%len(ex), b.next()%2 // the bounds 0 and 1, either way round
+				en = e.Clamp(ex[k], lo, 1-lo)
+				ot, oerr = Clamp(ov[k].(*device.Tensor), lo, 1-lo)
 			default:
 				k := b.next() % len(ex)
 				ec, oc := ex[k], ov[k]

@@ -104,7 +104,9 @@ type generalCase struct {
 
 // generalCases returns the ops TestPlansAgainstGeneral runs on shapes
 // tr with data of type dt: select, where with a pushed scalar, a
-// comparison with a tensor and with a scalar, and a unary mask op.
+// comparison with a tensor and with a scalar, a unary mask op, Maximum
+// of tensors, Minimum with a scalar first (its kernel's operands
+// swapped) and Clamp.
 func generalCases(rng *rand.Rand, dt tensor.DType, tr [3]tensor.Shape) []generalCase {
 	cond, a, b := randomHost(rng, tensor.Bool, tr[0]), randomHost(rng, dt, tr[1]), randomHost(rng, dt, tr[2])
 	x := randomHost(rng, dt, tr[0])
@@ -112,6 +114,11 @@ func generalCases(rng *rand.Rand, dt tensor.DType, tr [3]tensor.Shape) []general
 	if err != nil {
 		panic(err)
 	}
+	zero, err := tensor.NewScalar(0, dt)
+	if err != nil {
+		panic(err)
+	}
+	sHost := &tensor.Host{DType: dt, Shape: tensor.Shape{}, Data: scalarBytes(s)}
 	unary, unaryRef, unaryName := IsNaN, cpuref.IsNaN, "is-nan"
 	if !dt.IsFloat() {
 		x = randomHost(rng, tensor.Bool, tr[0])
@@ -129,12 +136,19 @@ func generalCases(rng *rand.Rand, dt tensor.DType, tr [3]tensor.Shape) []general
 			func() (*tensor.Host, error) { return cpuref.Less(a, b, "numpy") }},
 		{"greater-equal scalar", []*tensor.Host{a},
 			func(ts []*device.Tensor) (*device.Tensor, error) { return GreaterEqual(ts[0], s) },
-			func() (*tensor.Host, error) {
-				return cpuref.GreaterEqual(a, &tensor.Host{DType: dt, Shape: tensor.Shape{}, Data: scalarBytes(s)}, "numpy")
-			}},
+			func() (*tensor.Host, error) { return cpuref.GreaterEqual(a, sHost, "numpy") }},
 		{unaryName, []*tensor.Host{x},
 			func(ts []*device.Tensor) (*device.Tensor, error) { return unary(ts[0]) },
 			func() (*tensor.Host, error) { return unaryRef(x) }},
+		{"maximum", []*tensor.Host{a, b},
+			func(ts []*device.Tensor) (*device.Tensor, error) { return Maximum(ts[0], ts[1]) },
+			func() (*tensor.Host, error) { return cpuref.Maximum(a, b, "numpy") }},
+		{"minimum scalar", []*tensor.Host{a},
+			func(ts []*device.Tensor) (*device.Tensor, error) { return Minimum(s, ts[0]) },
+			func() (*tensor.Host, error) { return cpuref.Minimum(sHost, a, "numpy") }},
+		{"clamp", []*tensor.Host{a},
+			func(ts []*device.Tensor) (*device.Tensor, error) { return Clamp(ts[0], zero, s) },
+			func() (*tensor.Host, error) { return cpuref.Clamp(a, zero, s) }},
 	}
 }
 

@@ -15,10 +15,15 @@ import (
 // OP_ constant in the shader.
 
 // maskOp is one mask op: its name (as the CLI spells it, and as errors
-// begin), the shader's OP_ code, and which element types it takes.
+// begin), the shader's OP_ code, and which element types it takes. The
+// ops of values (minmax.go) share the mask ops' rules and are maskOps
+// too.
 type maskOp struct {
 	name string
 	code uint32
+	// values is whether the output has the inputs' element type, not
+	// bool: Maximum, Minimum and Clamp, which shaders/minmax.glsl runs.
+	values bool
 	// swap runs the op as code with a and b exchanged: Greater is Less
 	// with its operands the other way round.
 	swap bool
@@ -74,17 +79,28 @@ func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.values {
+		return runValues(m.name, m.code, call.dev, call.dt, call.out, call.x, call.y, operand{})
+	}
 	return runMask(m.name, m.code, 0, call.dev, call.dt, call.out, call.x, call.y)
 }
 
-// maskCall is a binary mask op whose rules hold: its inputs' element
-// type and device, its output's shape, and its operands in the order the
-// kernel takes them.
+// maskCall is a binary mask op, or a Clamp, whose rules hold: its
+// inputs' element type and device, its output's shape, and its operands
+// in the order the kernel takes them (z: Clamp's max).
 type maskCall struct {
-	dt   tensor.DType
-	dev  *device.Device
-	out  tensor.Shape
-	x, y operand
+	dt      tensor.DType
+	dev     *device.Device
+	out     tensor.Shape
+	x, y, z operand
+}
+
+// outType returns the element type of m's output on inputs of type dt.
+func (m *maskOp) outType(dt tensor.DType) tensor.DType {
+	if m.values {
+		return dt
+	}
+	return tensor.Bool
 }
 
 // resolveBinary checks m's rules on a and b, each a tensor, a node of e or
@@ -145,7 +161,7 @@ func (m *maskOp) resolveBinary(c selectConfig, a, b any, e *Expr, buf *[maxRank]
 			return call, invalidf("%s: a shape %v and b shape %v do not broadcast (%v)", op, as, bs, clash)
 		}
 	}
-	if _, err := checkOutput(op, tensor.Bool, call.out); err != nil {
+	if _, err := checkOutput(op, m.outType(call.dt), call.out); err != nil {
 		return call, err
 	}
 	call.x, call.y = args[0].operand, args[1].operand

@@ -1,5 +1,5 @@
 // The fused kernels' hooks in the elementwise skeleton (elementwise.glsl):
-// a chain of element ops (masks, select) run as one pass, its program in
+// a chain of element ops (masks, select, Maximum, Minimum, Clamp) run as one pass, its program in
 // specialization constants, so that the driver itself compiles it into
 // straight-line code over registers (ops/expr.go builds the programs).
 //
@@ -32,11 +32,13 @@ uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
 #define HAS_FOLD
 #include "elementwise.glsl"
 #include "maskops.glsl"
+#include "minmaxops.glsl"
 
-// Instruction i: bits 0-3 the op (OP_EQ, ..., OP_SELECT); bit 4, its
-// operands are bools (a compare of bools, or a select of bools); bits
-// 5-6, IsInf's detect; bits 8-11, 12-15 and 16-19, the registers of its
-// operands a, b and c (a select's cond, then and else).
+// Instruction i: bits 0-3 the op (OP_EQ, ..., OP_SELECT, OP_MAX, OP_MIN,
+// OP_CLAMP); bit 4, its operands are bools (a compare, select, maximum,
+// minimum or clamp of bools); bits 5-6, IsInf's detect; bits 8-11, 12-15
+// and 16-19, the registers of its operands a, b and c (a select's cond,
+// then and else; a clamp's data, min and max).
 layout(constant_id = SPEC_OP0 + 1) const uint I0 = 0u;
 layout(constant_id = SPEC_OP0 + 2) const uint I1 = 0u;
 layout(constant_id = SPEC_OP0 + 3) const uint I2 = 0u;
@@ -170,6 +172,20 @@ void step(uint ins, out uvec4 o[8]) {
 		} else {
 			selectChunk(W, a[0], b, c, o);
 		}
+	} else if (op >= OP_MAX && boolArgs(ins)) {
+		// Of bools, Maximum is or and Minimum and, on sixteen at once:
+		// the module holds no code of values one byte wide for them.
+		uvec4 f = op == OP_MIN ? flags(a[0]) & flags(b[0]) : flags(a[0]) | flags(b[0]);
+		if (op == OP_CLAMP) {
+			get(regC(ins), c);
+			f &= flags(c[0]);
+		}
+		o[0] = f;
+	} else if (op >= OP_MAX) {
+		if (op == OP_CLAMP) {
+			get(regC(ins), c);
+		}
+		chunkValue(op, KEY, W, a, b, c, o);
 	} else if (argKey(ins) == KEY_BOOL) {
 		o[0] = chunkOp(op, KEY_BOOL, detectOf(ins), 1u, a, b);
 	} else {
@@ -246,6 +262,15 @@ uvec2 stepE(uint ins) {
 	uint op = opOf(ins);
 	if (op == OP_SELECT) {
 		return getE(regA(ins)).x != 0u ? getE(regB(ins)) : getE(regC(ins));
+	}
+	if (op >= OP_MAX && boolArgs(ins)) {
+		// As on chunks, or and and: the values' code is W's alone.
+		uint v = op == OP_MIN ? uint(getE(regA(ins)).x != 0u && getE(regB(ins)).x != 0u)
+		                      : uint(getE(regA(ins)).x != 0u || getE(regB(ins)).x != 0u);
+		return uvec2(op == OP_CLAMP ? v & uint(getE(regC(ins)).x != 0u) : v, 0u);
+	}
+	if (op >= OP_MAX) {
+		return valueOf(op, KEY, W, getE(regA(ins)), getE(regB(ins)), getE(regC(ins)));
 	}
 	return uvec2(result(op, argKey(ins), detectOf(ins), argW(ins), getE(regA(ins)), getE(regB(ins))), 0u);
 }

@@ -8,6 +8,8 @@
 //	vkops [--device D] logical-and|logical-or|logical-xor A B -o OUT [--broadcast numpy|none|pdpd]
 //	vkops [--device D] logical-not|is-nan|is-finite A -o OUT [--dtype bf16]
 //	vkops [--device D] is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]
+//	vkops [--device D] maximum|minimum A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
+//	vkops [--device D] clamp A --min LO --max HI -o OUT [--dtype bf16]
 //	vkops [--device D] reduce-or DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] reduce-and DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] reduce-xor DATA --axes 2,3 [--keep-dims] -o OUT
@@ -59,6 +61,7 @@ var commands = map[string]command{
 	"tune":       {runTune, "measure every kernel variant and keep the fastest for this device", ""},
 	"select":     {runSelect, "pick THEN or ELSE elements by a bool COND (OpenVINO Select-1)", ""},
 	"where":      {runWhere, "pick INPUT or OTHER elements by COND; INPUT/OTHER may be numbers (PyPTO where)", ""},
+	"clamp":      {runClamp, "limit the elements of A to [--min, --max], NaN kept (OpenVINO Clamp-1)", ""},
 }
 
 // env is what every subcommand shares.

@@ -8,9 +8,11 @@ import (
 
 // maskCommand is one mask op of docs/specs.md#mask-ops as a
 // subcommand: binary ones take A and B (files or number literals) and
-// --broadcast, unary ones a file A. The output is a bool .npy.
+// --broadcast, unary ones a file A. The output is a bool .npy, or for
+// the ops of values (Maximum, Minimum) of A's and B's type.
 type maskCommand struct {
 	summary string
+	values  bool
 	binary  func(a, b any, opts ...ops.SelectOption) (*device.Tensor, error)
 	unary   func(a *device.Tensor) (*device.Tensor, error)
 }
@@ -29,6 +31,8 @@ var maskCommands = map[string]maskCommand{
 	"is-nan":        {summary: "which elements of a float .npy are NaN (IsNaN-10)", unary: ops.IsNaN},
 	"is-finite":     {summary: "which elements of a float .npy are finite (IsFinite-10)", unary: ops.IsFinite},
 	"is-inf":        {summary: "which elements of a float .npy are infinite (IsInf-10)"},
+	"maximum":       {summary: "the greater of A and B element by element, NaN kept (OpenVINO Maximum-1)", binary: ops.Maximum, values: true},
+	"minimum":       {summary: "the lesser of A and B element by element, NaN kept (OpenVINO Minimum-1)", binary: ops.Minimum, values: true},
 }
 
 func init() {
@@ -42,6 +46,10 @@ func init() {
 // and is-inf's [--detect-negative=false] [--detect-positive=false].
 func runMask(e *env, name string, m maskCommand, args []string) error {
 	usage, example := name+" A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]", "vkops "+name+" x.npy 0 -o mask.npy"
+	outHelp := "the output .npy file (bool)"
+	if m.values {
+		example, outHelp = "vkops "+name+" x.npy 0 -o y.npy", "the output .npy file, of A's and B's type (bf16 as float32)"
+	}
 	if m.binary == nil {
 		usage, example = name+" A -o OUT [--dtype bf16]", "vkops "+name+" x.npy -o mask.npy"
 	}
@@ -58,7 +66,7 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 		mode = fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
 	}
 	dtArg := fs.String("dtype", "", "bf16: read float32 files as bfloat16 (rounded to nearest even)")
-	outPath := fs.String("o", "", "the output .npy file (bool)")
+	outPath := fs.String("o", "", outHelp)
 	var detectNeg, detectPos *bool
 	if name == "is-inf" {
 		detectNeg = fs.Bool("detect-negative", true, "map -inf to true")
@@ -110,7 +118,7 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 			return ops.IsInf(x[0].(*device.Tensor), *detectNeg, *detectPos)
 		}
 		return m.unary(x[0].(*device.Tensor))
-	}, *outPath, false)
+	}, *outPath, m.values && dt == tensor.BF16)
 }
 
 // maskOperands reads a mask op's operands: A alone, a file, for a unary

@@ -40,6 +40,9 @@
 #define OP_ISINF 9u
 #define OP_ISFINITE 10u
 #define OP_SELECT 11u
+#define OP_MAX 12u
+#define OP_MIN 13u
+#define OP_CLAMP 14u
 #define KEY_UINT 0u
 #define KEY_INT 1u
 #define KEY_BOOL 2u

@@ -111,6 +111,7 @@ func FusedName(n int) string { return fmt.Sprintf("fused%d", n) }
 var ElementwiseOps = append([]ElementwiseOp{
 	{"select", "select.glsl", "Select: cond ? then : else, bit for bit", nil, []Role{RoleMain, RoleRows, RoleSeams}},
 	{"mask", "mask.glsl", "The mask ops: comparisons, logical ops and float classifiers", nil, []Role{RoleMain, RoleRows, RoleSeams}},
+	{"minmax", "minmax.glsl", "Maximum, Minimum and Clamp", nil, []Role{RoleMain, RoleRows, RoleSeams}},
 }, fusedOps()...)
 
 func fusedOps() []ElementwiseOp {

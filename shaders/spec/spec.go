@@ -62,7 +62,9 @@ const (
 var modeNames = [...]string{ModeAll: "MODE_ALL", ModeWhole: "MODE_WHOLE", ModeSeams: "MODE_SEAMS", ModeRows: "MODE_ROWS", ModeEnds: "MODE_ENDS"}
 
 // The element ops' codes (OP_ in GLSL): the mask ops (shaders/maskops.glsl),
-// and the fused kernels' select.
+// the fused kernels' select, and the ops of values
+// (shaders/minmaxops.glsl). The fused kernels' instructions hold a code
+// in four bits: 16 codes at most.
 const (
 	OpEQ = iota
 	OpNE
@@ -76,11 +78,15 @@ const (
 	OpIsInf
 	OpIsFinite
 	OpSelect
+	OpMax   // Maximum: a or b, the greater
+	OpMin   // Minimum: a or b, the lesser
+	OpClamp // Clamp: Minimum(Maximum(a, b), c)
 )
 
 // opNames are the ops' GLSL names, by code.
 var opNames = [...]string{OpEQ: "OP_EQ", OpNE: "OP_NE", OpLT: "OP_LT", OpLE: "OP_LE", OpAnd: "OP_AND", OpOr: "OP_OR",
-	OpXor: "OP_XOR", OpNot: "OP_NOT", OpIsNaN: "OP_ISNAN", OpIsInf: "OP_ISINF", OpIsFinite: "OP_ISFINITE", OpSelect: "OP_SELECT"}
+	OpXor: "OP_XOR", OpNot: "OP_NOT", OpIsNaN: "OP_ISNAN", OpIsInf: "OP_ISINF", OpIsFinite: "OP_ISFINITE", OpSelect: "OP_SELECT",
+	OpMax: "OP_MAX", OpMin: "OP_MIN", OpClamp: "OP_CLAMP"}
 
 // How an op reads its elements (KEY_ in GLSL).
 const (
