@@ -65,20 +65,7 @@ $(GEN)/%.spv: $(GEN)/%.comp $(GEN)/spec.glsl $(wildcard shaders/*.glsl)
 # temporary directory, fails when a committed file differs, and validates
 # each module.
 check-shaders:
-	@tmp=$$(mktemp -d); status=0; \
-	$(GO) run ./shaders/gen $$tmp || status=1; \
-	for f in $$tmp/*.comp $$tmp/spec.glsl; do \
-		cmp -s $$f $(GEN)/$$(basename $$f) || { echo "$(GEN)/$$(basename $$f) is stale: run make shaders"; status=1; }; \
-	done; \
-	for f in $(GEN)/*.comp; do [ -f $$tmp/$$(basename $$f) ] || { echo "$$f is no module of shaders/spec"; status=1; }; done; \
-	for s in $$tmp/*.comp; do \
-		b=$$(basename $$s .comp); \
-		$(GLSLC) $(GLSLC_FLAGS) -o $$tmp/$$b.spv $(GEN)/$$b.comp || status=1; \
-		cmp -s $$tmp/$$b.spv $(GEN)/$$b.spv || { echo "$(GEN)/$$b.spv is stale: run make shaders"; status=1; }; \
-		spirv-val --target-env vulkan1.1 $(GEN)/$$b.spv || status=1; \
-	done; \
-	for f in $(GEN)/*.spv; do [ -f $${f%.spv}.comp ] || { echo "$$f has no source"; status=1; }; done; \
-	rm -rf $$tmp; exit $$status
+	GO=$(GO) GLSLC=$(GLSLC) GLSLC_FLAGS="$(GLSLC_FLAGS)" .ci/check-shaders
 
 # staticcheck is a Go tool of this module (go.mod's tool line), so go tool
 # runs the version go.mod names with nothing to install.
