@@ -41,12 +41,20 @@ var mesaCache struct {
 // first call from 0.20 to 0.15 s and a select's from 51 to 15 ms
 // (lavapipe 22.3.6). Mesa reads the variable as the driver loads, before
 // vkops knows which driver it is, so it is set for any; other drivers
-// ignore it. The variable is the process's: the last Open's directory.
+// ignore it. The variable is the process's: the last Open's directory,
+// or Mesa's default after an Open without one.
 func useMesaCache(dir string) error {
 	mesaCache.Lock()
 	defer mesaCache.Unlock()
-	if cur := os.Getenv("MESA_SHADER_CACHE_DIR"); dir == "" || cur != "" && cur != mesaCache.set || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
-		return nil
+	cur := os.Getenv("MESA_SHADER_CACHE_DIR")
+	if cur != "" && cur != mesaCache.set || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
+		return nil // the user's
+	}
+	if dir == "" {
+		// No vkops directory: Mesa's own default, not the directory of
+		// an earlier Open, which may be gone.
+		mesaCache.set = ""
+		return os.Unsetenv("MESA_SHADER_CACHE_DIR")
 	}
 	want := filepath.Join(dir, "mesa")
 	if err := os.MkdirAll(want, 0o755); err != nil {

@@ -18,6 +18,7 @@ func TestUseMesaCache(t *testing.T) {
 		{"user's old name", c, "", "/g", ""},
 		{"no vkops dir", "", "", "", ""},
 		{"vkops's, moved", u, c + "/mesa", "", u + "/mesa"},
+		{"vkops's, none now", "", c + "/mesa", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
