@@ -373,14 +373,7 @@ func BenchmarkChainRandomShapes(b *testing.B) {
 				fused, unfused := p.caseOn(xs, nil, tensor.F32, true), p.caseOn(xs, nil, tensor.F32, false)
 				var ratios []float64
 				for b.Loop() {
-					var wall [2]float64
-					for i, c := range []*Case{fused, unfused} {
-						res, err := Run(d, c, Options{Runs: 5})
-						if err != nil {
-							b.Fatal(err)
-						}
-						wall[i] = res.WallMS
-					}
+					wall := wallsInTurn(b, d, fused, unfused)
 					ratios = append(ratios, wall[1]/wall[0])
 				}
 				b.ReportMetric(median(ratios), "unfused/fused")
@@ -415,20 +408,29 @@ func benchFusedAgainstOps(b *testing.B, p chainPattern) {
 	var ratios []float64
 	var walls [2][]float64
 	for b.Loop() {
-		var wall [2]float64
-		for i, c := range []*Case{fused, unfused} {
-			res, err := Run(d, c, Options{Runs: 5})
-			if err != nil {
-				b.Fatal(err)
-			}
-			wall[i] = res.WallMS
-			walls[i] = append(walls[i], res.WallMS)
+		wall := wallsInTurn(b, d, fused, unfused)
+		for i := range wall {
+			walls[i] = append(walls[i], wall[i])
 		}
 		ratios = append(ratios, wall[1]/wall[0])
 	}
 	b.ReportMetric(median(ratios), "unfused/fused")
 	b.ReportMetric(median(walls[0]), "fused-ms")
 	b.ReportMetric(median(walls[1]), "unfused-ms")
+}
+
+// wallsInTurn runs fused, then unfused, five runs each, and returns
+// their wall times.
+func wallsInTurn(b *testing.B, d *device.Device, fused, unfused *Case) [2]float64 {
+	var wall [2]float64
+	for i, c := range []*Case{fused, unfused} {
+		res, err := Run(d, c, Options{Runs: 5})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall[i] = res.WallMS
+	}
+	return wall
 }
 
 // randomChainShape returns a shape of rank 1 to 4 and 4M to 16M

@@ -45,13 +45,9 @@ func runClamp(e *env, args []string) error {
 	if err := checkOutputDir(name, "-o", *outPath); err != nil {
 		return err
 	}
-	dt := tensor.Invalid
-	switch *dtArg {
-	case "":
-	case "bf16":
-		dt = tensor.BF16
-	default:
-		return badInput("%s: --dtype %q: only bf16 is taken (other types come from the file)", name, *dtArg)
+	dt, err := bf16Flag(name, *dtArg, "the file")
+	if err != nil {
+		return err
 	}
 	operands, err := maskOperands(name, pos, dt)
 	if err != nil {

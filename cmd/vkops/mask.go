@@ -97,13 +97,9 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 			return err
 		}
 	}
-	dt := tensor.Invalid
-	switch *dtArg {
-	case "":
-	case "bf16":
-		dt = tensor.BF16
-	default:
-		return badInput("%s: --dtype %q: only bf16 is taken (other types come from the files)", name, *dtArg)
+	dt, err := bf16Flag(name, *dtArg, "the files")
+	if err != nil {
+		return err
 	}
 	operands, err := maskOperands(name, pos, dt)
 	if err != nil {
@@ -149,4 +145,17 @@ func maskOperands(name string, pos []string, dt tensor.DType) ([]any, error) {
 		return nil, badInput("%s: A and B are both numbers; one must be a .npy file", name)
 	}
 	return operands, settleNumbers(name, roles, operands, tensor.Invalid)
+}
+
+// bf16Flag reads the mask ops' and clamp's --dtype: empty, or bf16 for
+// float32 files read as bf16; other types come from the files, which
+// from names.
+func bf16Flag(name, arg, from string) (tensor.DType, error) {
+	switch arg {
+	case "":
+		return tensor.Invalid, nil
+	case "bf16":
+		return tensor.BF16, nil
+	}
+	return tensor.Invalid, badInput("%s: --dtype %q: only bf16 is taken (other types come from %s)", name, arg, from)
 }
