@@ -9,7 +9,11 @@
 // SPIR-V: 75 ms, against 13.5 ms for the module specialized and
 // optimized by spirv-opt). Prune points each selection that the
 // constants decide at its taken side only, so that the driver never
-// translates the other.
+// translates the other. It finds them by propagating the constants
+// through the functions (sccp.go): ReLU's module went from 143 KB to 72
+// with the constants alone and to 51 with propagation, and lavapipe's
+// pipeline build from 26 ms to 17.5 (the clamp's 47 to 29, a NaN
+// check's 15.4 to 9.5), for 1 ms more of Prune on the largest module.
 package spirv
 
 import (
@@ -102,7 +106,7 @@ func Prune(code []byte, spec []uint32) []byte {
 	}
 	e := evaluator{known: map[uint32]uint32{}, kinds: map[uint32]kind{}, ints: map[uint32]kind{},
 		specIDs: map[uint32]uint32{}, spec: spec}
-	if !e.scan(words) {
+	if !e.scan(words) || !e.propagate(words) {
 		return code
 	}
 	out, changed := e.rewrite(words)
@@ -225,25 +229,56 @@ func (e *evaluator) eval(op, typ, id uint32, args []uint32) {
 		}
 		v[i] = x
 	}
-	a, b := v[0], v[1]
-	two := len(args) == 2
+	if r, ok := fold(op, k, v[:len(args)]); ok {
+		e.known[id] = r
+	}
+}
+
+// folds reports whether fold computes op: each of its operands is an
+// id.
+func folds(op uint32) bool {
+	switch op {
+	case opCopyObject, opBitcast, opSNegate, opNot, opLogicalNot, opSelect,
+		opIAdd, opISub, opIMul, opUDiv, opUMod,
+		opShiftRightLogical, opShiftRightArithmetic, opShiftLeftLogical,
+		opBitwiseOr, opBitwiseXor, opBitwiseAnd, opLogicalOr, opLogicalAnd,
+		opIEqual, opLogicalEqual, opINotEqual, opLogicalNotEqual,
+		opUGreaterThan, opSGreaterThan, opUGreaterThanEqual, opSGreaterThanEqual,
+		opULessThan, opSLessThan, opULessThanEqual, opSLessThanEqual:
+		return true
+	}
+	return false
+}
+
+// fold returns what op makes of the values v, of kind k, where Prune
+// computes it.
+func fold(op uint32, k kind, v []uint32) (uint32, bool) {
+	if k == other || len(v) == 0 {
+		return 0, false
+	}
+	a := v[0]
+	var b uint32
+	if len(v) > 1 {
+		b = v[1]
+	}
+	two := len(v) == 2
 	var r uint32
 	switch {
-	case op == opCopyObject && len(args) == 1, op == opBitcast && len(args) == 1 && k == int32Kind:
+	case op == opCopyObject && len(v) == 1, op == opBitcast && len(v) == 1 && k == int32Kind:
 		r = a
-	case op == opSNegate && len(args) == 1:
+	case op == opSNegate && len(v) == 1:
 		r = -a
-	case op == opNot && len(args) == 1:
+	case op == opNot && len(v) == 1:
 		r = ^a
-	case op == opLogicalNot && len(args) == 1:
+	case op == opLogicalNot && len(v) == 1:
 		r = a ^ 1
-	case op == opSelect && len(args) == 3:
+	case op == opSelect && len(v) == 3:
 		r = v[2]
 		if a != 0 {
 			r = b
 		}
 	case !two:
-		return
+		return 0, false
 	case op == opIAdd:
 		r = a + b
 	case op == opISub:
@@ -294,9 +329,9 @@ func (e *evaluator) eval(op, typ, id uint32, args []uint32) {
 	case op == opSLessThanEqual:
 		r = b2u(int32(a) <= int32(b))
 	default:
-		return
+		return 0, false
 	}
-	e.known[id] = r
+	return r, true
 }
 
 // rewrite returns the module with each decided selection's branch
