@@ -35,7 +35,7 @@ const (
 var fusedElems = func() (ops [fuseMaxOps + 1]*elemOp) {
 	for n := 1; n <= fuseMaxOps; n++ {
 		ops[n] = (&elemOp{
-			name: spec.FusedName(n), inputs: fuseMaxInputs, boolOut: true, prune: true,
+			name: spec.FusedName(n), inputs: fuseMaxInputs, boolOut: true,
 			needs:     hasVote,
 			chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
 			probes:    []probe{{pushed: 0b1100}},
