@@ -3,6 +3,7 @@ package spirv
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"testing"
 
@@ -124,9 +125,6 @@ func phiModule() []byte {
 		void, fn, boolT, uintT, c, one, two, main, entry = 1, 2, 3, 4, 5, 6, 7, 8, 9
 		cond, t, f, m, p, q, a, b, m2, bound             = 10, 11, 12, 13, 14, 15, 16, 17, 18, 19
 	)
-	ins := func(op uint32, args ...uint32) []uint32 {
-		return append([]uint32{uint32(len(args)+1)<<16 | op}, args...)
-	}
 	words := []uint32{magic, 0x00010300, 0, bound, 0}
 	for _, i := range [][]uint32{
 		ins(17, 1),                      // OpCapability Shader
@@ -196,4 +194,60 @@ func TestPrunePropagates(t *testing.T) {
 			t.Errorf("spec %d: branches %v, want %v", c.spec, got, c.want)
 		}
 	}
+}
+
+// TestDCE: what nothing reads goes, with the stores to a variable that
+// nothing loads; what reaches a store to shared memory stays.
+func TestDCE(t *testing.T) {
+	const (
+		void, fn, uintT, pf, pw, g, one, two, main, entry = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+		v, u, a, b, l, c, bound                           = 11, 12, 13, 14, 15, 16, 17
+	)
+	words := []uint32{magic, 0x00010300, 0, bound, 0}
+	for _, i := range [][]uint32{
+		ins(17, 1), ins(14, 0, 1), ins(15, 5, main, 0x6e69616d, 0),
+		ins(opName, a, 0x61), // "a"
+		ins(19, void), ins(33, fn, void),
+		ins(opTypeInt, uintT, 32, 0),
+		ins(32, pf, storageClassFunction, uintT), // OpTypePointer
+		ins(32, pw, 4, uintT),                    // Workgroup
+		ins(opVariable, pw, g, 4),
+		ins(opConstant, uintT, one, 1), ins(opConstant, uintT, two, 2),
+		ins(opFunction, void, main, 0, fn),
+		ins(opLabel, entry),
+		ins(opVariable, pf, v, storageClassFunction),
+		ins(opVariable, pf, u, storageClassFunction),
+		ins(opIAdd, uintT, a, one, two),
+		ins(opStore, v, a),
+		ins(opIMul, uintT, b, two, two),
+		ins(opStore, u, b),
+		ins(opLoad, uintT, l, u),
+		ins(opStore, g, l),
+		ins(opISub, uintT, c, one, one),
+		ins(opReturn),
+		ins(opFunctionEnd),
+	} {
+		words = append(words, i...)
+	}
+	got := map[uint32]bool{}
+	stores := 0
+	out := dce(words)
+	for i := 5; i < len(out); i += int(out[i] >> 16) {
+		switch out[i] & 0xffff {
+		case opVariable, opIAdd, opIMul, opLoad, opISub:
+			got[out[i+2]] = true
+		case opStore:
+			stores++
+		case opName:
+			t.Errorf("the name of a removed id stays")
+		}
+	}
+	want := map[uint32]bool{g: true, u: true, b: true, l: true}
+	if !maps.Equal(got, want) || stores != 2 {
+		t.Errorf("ids defined after dce %v with %d stores, want %v with 2", got, stores, want)
+	}
+}
+
+func ins(op uint32, args ...uint32) []uint32 {
+	return append([]uint32{uint32(len(args)+1)<<16 | op}, args...)
 }
