@@ -333,11 +333,19 @@ type pageProfile struct {
 // pageProfiles opens a device of the usual pages and one of 4 KiB pages
 // and returns each with the CPU and the GPU profile, alternating the
 // profiles: a case of turn i takes the i mod 4th, so that turns of
-// either parity meet both page sizes.
+// either parity meet both page sizes. The CPU profile takes the ops'
+// own chunks at any size, as the small tensors of the tests would not.
 func pageProfiles(t *testing.T) []pageProfile {
 	usual, small := devtest.Open(t, device.Options{}), devtest.Open(t, device.Options{PageSize: 4096})
-	return []pageProfile{{usual, &cpuProfile}, {usual, &gpuProfile}, {small, &cpuProfile}, {small, &gpuProfile}}
+	return []pageProfile{{usual, &cpuChunks}, {usual, &gpuProfile}, {small, &cpuChunks}, {small, &gpuProfile}}
 }
+
+// cpuChunks is the CPU profile with the ops' own chunks at any size.
+var cpuChunks = func() profile {
+	p := cpuProfile
+	p.minChunks = 0
+	return p
+}()
 
 // instructionChains are chains that between them take every instruction
 // of the fused kernel on one element type: the tests of values as a

@@ -23,13 +23,14 @@ import (
 // than one (11 of the 44 trios and widths): smaller ones plan there as
 // on the usual pages. Each case runs with the CPU profile's plans, the
 // GPU profile's and the general one's (every piece element by element,
-// nothing filled without the kernel), modeRows allowed at any size; all
+// nothing filled without the kernel), modeRows and the op's own chunks
+// allowed at any size; all
 // must give cpuref's bytes. -short runs each trio at one width, the
 // widths in turn.
 func TestPlansAgainstGeneral(t *testing.T) {
 	profiles := []profile{cpuProfile, gpuProfile, cpuProfile}
 	for i := range profiles {
-		profiles[i].rowsMin = 0
+		profiles[i].rowsMin, profiles[i].minChunks = 0, 0
 	}
 	profiles[2].name, profiles[2].general = "general", true
 	t.Cleanup(func() { forcedProfile.Store(nil) })

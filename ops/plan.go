@@ -329,6 +329,9 @@ type boxPlan struct {
 func (r *run) newBoxPlan(b *box, t *target) boxPlan {
 	p := boxPlan{r: r, b: b, t: t}
 	chunks, kd0, rank := t.prof.chunksFor(r.op, r.width), b.dims[0], b.rank
+	if uint64(b.n())*uint64(r.width) < t.prof.minChunks {
+		chunks = 1
+	}
 	// A fold takes the profile's long blocks where rows hold them whole
 	// (or run on, in one dimension), and else the op's own: one block
 	// size, not each row length's divisor, so that folds build few

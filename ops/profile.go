@@ -21,6 +21,12 @@ type profile struct {
 	// masks 1.5-1.8x and i8 select 1.65x as fast as lavapipe's counts
 	// (BenchmarkElementwiseTuning).
 	chunks int
+	// minChunks is the fewest bytes of a piece that takes the op's own
+	// chunks (elemOp.chunks); smaller ones take one, whose pipeline
+	// lavapipe compiles faster: a first call of Greater on f32[1024]
+	// took 33 ms with one chunk an invocation, 50 with two, where a
+	// launch so small costs the same either way.
+	minChunks uint64
 	// foldChunks, where nonzero, is the chunks of a block that folds its
 	// result (a fused chain's terminal any or all) instead of storing
 	// it. lavapipe pays for each invocation: a fused NaN check of 16M
@@ -69,7 +75,7 @@ type profile struct {
 const elementwiseRowsMin = 1 << 20
 
 var (
-	cpuProfile = profile{name: "cpu", group: 256, foldChunks: 256, rowsMin: elementwiseRowsMin, rows16: true,
+	cpuProfile = profile{name: "cpu", group: 256, minChunks: 1 << 20, foldChunks: 256, rowsMin: elementwiseRowsMin, rows16: true,
 		measureBytes: 16 << 20, reduce: &reduceTuning}
 	gpuProfile = profile{name: "gpu", group: 256, chunks: 1, rowsMin: elementwiseRowsMin, rowsMax: 144,
 		measureBytes: 64 << 20, reduce: &reduceTuningGPU}

@@ -24,15 +24,21 @@ import (
 // those that span more than a page there (7), where pieces start inside
 // blocks and take one block a row: see everyVariant.
 func TestRowBlocks(t *testing.T) {
+	// The CPU profile takes blocks of several chunks from a MiB
+	// (minChunks): these rows plan as if they were that large.
+	d := devtest.Open(t, device.Options{})
+	gpu := profileOf(d) == &gpuProfile
+	if !gpu {
+		forcedProfile.Store(&cpuChunks)
+		t.Cleanup(func() { forcedProfile.Store(nil) })
+	}
 	everyVariant(t, 27, rowTrioCases([]int{16, 32}, [][2]int{{3, 8}, {3, 5}, {2, 21}}))
 
 	// On the CPU profile, blocks of four rows of 16 bytes: one dispatch
 	// where the piece is whole blocks, a second for the rows after the
 	// last one. A GPU's blocks are of one chunk: every row is whole
 	// blocks, in one dispatch.
-	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(29, 30))
-	gpu := profileOf(d) == &gpuProfile
 	for _, c := range []struct {
 		shape      tensor.Shape
 		dispatches int
