@@ -21,9 +21,10 @@ type Kernel struct {
 	PushSize int
 	// Prune hands the driver the module pruned for each pipeline's
 	// specialization constants (spirv.Prune): its first call builds
-	// faster where most of a module is paths the constants leave out (a
-	// fused ReLU's first call took 0.09 s instead of 0.23), but on
-	// lavapipe the reduction kernels pruned ran 1.1-1.5x as long.
+	// faster where most of a module is paths the constants leave out
+	// (lavapipe built a fused ReLU's pipeline in 14 ms instead of 26,
+	// Maximum's in 7.4 instead of 28), but on lavapipe the reduction
+	// kernels pruned ran 1.1-1.5x as long.
 	Prune bool
 }
 
