@@ -121,10 +121,6 @@ func (op *elemOp) variantNeeds(name string) func(d *device.Device) bool {
 func (op *elemOp) kernel(name string, texel bool) *core.Kernel {
 	n := op.inputs
 	k := kernel[spec.ElementwisePush](name, n+1)
-	// Pruned, the first call of Greater on f32[1024] built its pipeline
-	// in 7.6 ms, not 15, of Maximum 8.3, not 28, and bench/ab.py found
-	// the steady state no slower (63 cases, geometric mean 0.98).
-	k.Prune = true
 	if texel {
 		k.Kinds = make([]core.BindingKind, n+1)
 		for x := range n {

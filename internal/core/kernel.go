@@ -23,8 +23,7 @@ type Kernel struct {
 	// specialization constants (spirv.Prune): its first call builds
 	// faster where most of a module is paths the constants leave out
 	// (lavapipe built a fused ReLU's pipeline in 14 ms instead of 26,
-	// Maximum's in 7.4 instead of 28), but on lavapipe the reduction
-	// kernels pruned ran 1.1-1.5x as long.
+	// Maximum's in 7.4 instead of 28).
 	Prune bool
 }
 
