@@ -19,16 +19,10 @@ import (
 )
 
 // kernel declares the kernel compiled from module NAME, whose push
-// constants are P, a struct of shaders/spec. The driver gets the module
-// pruned for each pipeline's constants (core.Kernel.Prune): on
-// lavapipe, first calls built Greater's pipeline in 7.6 ms, not 15,
-// Maximum's in 8.3, not 28, and a warm reduce-or's first call took 4.8
-// ms, not 10.5; bench/ab.py found the steady state no slower
-// (elementwise: 63 cases, geometric mean 0.98; reductions: 14 cases,
-// 1.00).
+// constants are P, a struct of shaders/spec.
 func kernel[P any](name string, bindings int) *core.Kernel {
 	var p P
-	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: int(unsafe.Sizeof(p)), Prune: true}
+	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: int(unsafe.Sizeof(p))}
 }
 
 // pushBytes returns push constants p, a struct of shaders/spec whose

@@ -60,7 +60,7 @@ func FuzzPlan(f *testing.F) {
 		prof := []profile{cpuProfile, gpuProfile, cpuProfile}[profSel%3]
 		prof.general = profSel%3 == 2
 		prof.rowsMin = []uint32{0, elementwiseRowsMin}[profSel/3%2]
-		prof.minChunks = uint64(prof.rowsMin)
+		prof.minChunks = []uint64{0, cpuProfile.minChunks}[profSel/3%2]
 		page := uint64(4096) << (pageLog % 6)
 		tg := target{prof: &prof, page: page, span: int(page >> (pageLog / 6 % 3)), align: 16 << (profSel / 6 % 3),
 			group: 64, grid: [3]uint32{65535, 65535, 65535}}
