@@ -199,43 +199,59 @@ func Reduce(n int) []*Case {
 	flat := tensor.Shape{rows, 4 * n / rows}
 	cube, q := split(n, 3), split(n, 4)
 	var cs []*Case
-	for _, op := range []struct {
-		name string
-		and  bool
-		dev  func(*device.Tensor, []int, ...ops.ReduceOption) (*device.Tensor, error)
-		ref  func(*tensor.Host, []int, bool) (*tensor.Host, error)
-	}{
-		{"reduce-or", false, ops.ReduceLogicalOr, cpuref.ReduceLogicalOr},
-		{"reduce-and", true, ops.ReduceLogicalAnd, cpuref.ReduceLogicalAnd},
-	} {
-		red := func(pattern string, shape tensor.Shape, axes []int, keep bool, fill boolFill) *Case {
-			out := reducedShape(shape, axes, keep)
-			return opSpec{
-				op: op.name, pattern: pattern, dt: tensor.Bool, shape: shape,
-				in:  []operand{{shape: shape, dt: tensor.Bool, fill: fill}},
-				out: operand{shape: out, dt: tensor.Bool},
-				dev: func(t []*device.Tensor) (*device.Tensor, error) {
-					return op.dev(t[0], axes, ops.KeepDims(keep))
-				},
-				ref: func(h []*tensor.Host) (*tensor.Host, error) { return op.ref(h[0], axes, keep) },
-			}.build()
-		}
+	for _, op := range reduceOps {
 		// The identity of the fold everywhere: nothing stops early.
-		worst, sparse := fillFalse, fillSparseTrue
+		worst, sparse := op.worst(), fillSparseTrue
 		if op.and {
-			worst, sparse = fillTrue, fillSparseFalse
+			sparse = fillSparseFalse
 		}
 		cs = append(cs,
-			red("axis1", flat, []int{1}, false, worst),
-			red("axis0", flat, []int{0}, false, worst),
-			red("all", flat, []int{0, 1}, false, worst),
-			red("axis1-3d", cube, []int{1}, false, worst),
-			red("axes02-3d", cube, []int{0, 2}, false, worst),
-			red("axes13-keep", q, []int{1, 3}, true, worst),
-			red("axis1-sparse", flat, []int{1}, false, sparse),
+			op.reduceCase("axis1", flat, []int{1}, false, worst),
+			op.reduceCase("axis0", flat, []int{0}, false, worst),
+			op.reduceCase("all", flat, []int{0, 1}, false, worst),
+			op.reduceCase("axis1-3d", cube, []int{1}, false, worst),
+			op.reduceCase("axes02-3d", cube, []int{0, 2}, false, worst),
+			op.reduceCase("axes13-keep", q, []int{1, 3}, true, worst),
+			op.reduceCase("axis1-sparse", flat, []int{1}, false, sparse),
 		)
 	}
 	return cs
+}
+
+// reduceOp is one of the reductions the cases run.
+type reduceOp struct {
+	name string
+	and  bool
+	dev  func(*device.Tensor, []int, ...ops.ReduceOption) (*device.Tensor, error)
+	ref  func(*tensor.Host, []int, bool) (*tensor.Host, error)
+}
+
+var reduceOps = []reduceOp{
+	{"reduce-or", false, ops.ReduceLogicalOr, cpuref.ReduceLogicalOr},
+	{"reduce-and", true, ops.ReduceLogicalAnd, cpuref.ReduceLogicalAnd},
+}
+
+// worst is the data on which every byte must be read: the identity of
+// the fold everywhere, so nothing stops early.
+func (op reduceOp) worst() boolFill {
+	if op.and {
+		return fillTrue
+	}
+	return fillFalse
+}
+
+// reduceCase is the case of op over axes of a bool tensor of shape
+// holding fill.
+func (op reduceOp) reduceCase(pattern string, shape tensor.Shape, axes []int, keep bool, fill boolFill) *Case {
+	return opSpec{
+		op: op.name, pattern: pattern, dt: tensor.Bool, shape: shape,
+		in:  []operand{{shape: shape, dt: tensor.Bool, fill: fill}},
+		out: operand{shape: reducedShape(shape, axes, keep), dt: tensor.Bool},
+		dev: func(t []*device.Tensor) (*device.Tensor, error) {
+			return op.dev(t[0], axes, ops.KeepDims(keep))
+		},
+		ref: func(h []*tensor.Host) (*tensor.Host, error) { return op.ref(h[0], axes, keep) },
+	}.build()
 }
 
 // reducedShape is the output shape of reducing shape over axes, which

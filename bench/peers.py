@@ -51,7 +51,9 @@ compare: this is the way to judge a ratio.
     /usr/bin/python3 bench/peers.py --interleave bin/vkops [--zoo] [--rounds 3] [--ops OPS] [--save DIR]
 
 --zoo runs the select zoo of bench/zoo.json (`vkops bench --op select
---pattern zoo`) instead of the suite; with --vkops (outputs of `vkops bench
+--pattern zoo`) and the reduce zoo of bench/reduce_zoo.json (`vkops bench
+--op reduce-or,reduce-and --pattern rzoo`), those of --ops, instead of
+the suite; with --vkops (outputs of `vkops bench
 --pattern zoo --json`) it prints each pattern beside vkops, with the ratio of
 the faster peer's wall time to vkops's, and the worst ratio.
 """
@@ -398,35 +400,48 @@ def run(args):
     for op, pattern, dname in chain_cases(args.elems):
         if wanted(args, op, pattern, dname) and dname in args.dtypes.split(","):
             results += time_chain(pattern, dname, args.elems, args.runs, args.compile)
-    for op, npfn, tfn, identity in (("reduce-or", np.any, "any", False), ("reduce-and", np.all, "all", True)):
-        if op not in args.ops:
-            continue
+    for op in REDUCE_OPS:
         for pattern, shape, axes, keep, sparse in reduce_cases(args.elems):
-            if not wanted(args, op, pattern, "bool"):
-                continue
-            data = reduce_data(shape, identity, sparse, rng)
-            out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
-            nbytes = data.nbytes + out_elems
-            t = timeit(lambda: npfn(data, axis=axes, keepdims=keep), args.runs)
-            results.append(result("numpy", op, pattern, "bool", shape, t, nbytes))
-            if torch is not None:
-                td = on_torch(data)
-                fn = getattr(torch, tfn)
-                t = timeit(lambda: torch_reduce(fn, td, axes, keep), args.runs)
-                results.append(result(TORCH, op, pattern, "bool", shape, t, nbytes))
-            del data
+            if wanted(args, op, pattern, "bool"):
+                results += time_reduce(op, pattern, shape, axes, keep, sparse, rng, args.runs)
     return results
 
 
-def zoo_patterns():
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.json")) as f:
+# REDUCE_OPS maps each reduction to its numpy function, torch's name for
+# it and the identity of its fold.
+REDUCE_OPS = {"reduce-or": (np.any, "any", False), "reduce-and": (np.all, "all", True)}
+
+
+def time_reduce(op, pattern, shape, axes, keep, sparse, rng, runs):
+    """numpy's and torch's any or all over axes of a bool array of shape:
+    the identity everywhere, or with sparse one element in 4096 of the
+    other value."""
+    npfn, tfn, identity = REDUCE_OPS[op]
+    axes = tuple(axes)
+    data = reduce_data(shape, identity, sparse, rng)
+    out_elems = int(np.prod([1 if i in axes else s for i, s in enumerate(shape)]))
+    nbytes = data.nbytes + out_elems
+    t = timeit(lambda: npfn(data, axis=axes, keepdims=keep), runs)
+    results = [result("numpy", op, pattern, "bool", shape, t, nbytes)]
+    if torch is not None:
+        td = on_torch(data)
+        fn = getattr(torch, tfn)
+        t = timeit(lambda: torch_reduce(fn, td, axes, keep), runs)
+        results.append(result(TORCH, op, pattern, "bool", shape, t, nbytes))
+    return results
+
+
+def zoo_patterns(name="zoo.json"):
+    """The patterns of bench/zoo.json, or of another of bench's zoos."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name)) as f:
         return json.load(f)
 
 
 def run_zoo(args):
-    """The zoo's patterns on numpy and torch, as bench/zoo.go's cases:
-    select (numpy and pdpd broadcast alike here: pdpd's operands align
-    on the right) or where, a null then or else being a scalar."""
+    """The zoos' patterns on numpy and torch, as bench/zoo.go's and
+    bench/reduce_zoo.go's cases: select (numpy and pdpd broadcast alike
+    here: pdpd's operands align on the right) or where, a null then or
+    else being a scalar; any or all on the data where every byte counts."""
     rng = np.random.default_rng(1)
     results = []
     if torch is not None:
@@ -438,6 +453,9 @@ def run_zoo(args):
             cond, then, other = select_operands(p["cond"], p["then"], p["else"], host, rng)
             out_shape = tuple(p["out"])
             results += time_where(p["op"], p["name"], dname, cond, then, other, out_shape, args.runs)
+    for p in zoo_patterns("reduce_zoo.json"):
+        if wanted(args, p["op"], p["name"], "bool"):
+            results += time_reduce(p["op"], p["name"], p["shape"], p["axes"], p["keep"], False, rng, args.runs)
     return results
 
 
@@ -446,7 +464,8 @@ def suite_cases(args):
     their order."""
     if args.zoo:
         return [(p["op"], p["name"], d) for d, _ in host_dtypes(args.dtypes) for p in zoo_patterns()
-                if p["op"] in args.ops]
+                if p["op"] in args.ops] + \
+            [(p["op"], p["name"], "bool") for p in zoo_patterns("reduce_zoo.json") if p["op"] in args.ops]
     cases = [(op, pattern, d) for d, _ in host_dtypes(args.dtypes)
              for op, pattern, *_ in select_cases(args.elems) if op in args.ops]
     cases += [(op, pattern, d) for op, pattern, d, *_ in mask_cases(args.elems) if op in args.ops]
@@ -508,7 +527,7 @@ def zoo_side_by_side(vkops_runs, peer_runs):
     1: vkops is faster), then the worst ratio and the geometric means."""
     def key(r):
         return (r["pattern"], r["dtype"])
-    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("pattern", "").startswith("zoo-"))
+    peers, vk, order = by_case(vkops_runs, peer_runs, key, lambda r: r.get("pattern", "").startswith(("zoo-", "rzoo-")))
     tp = torch_peer(peer_runs)
     print(f"| pattern | shape | vkops GB/s | of copy | vkops wall ms | numpy ms | {tp} ms | faster peer / vkops |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -662,7 +681,7 @@ def main():
     p.add_argument("--ops", default="select,where,greater,is-nan,logical-and,reduce-or,reduce-and,offload,chain",
                    help="comma-separated ops to run")
     p.add_argument("--compile", action="store_true", help="also run the chains with torch.compile, where this torch has it")
-    p.add_argument("--zoo", action="store_true", help="run the select zoo (bench/zoo.json) instead of the suite")
+    p.add_argument("--zoo", action="store_true", help="run the select and reduce zoos (bench/zoo.json, bench/reduce_zoo.json) instead of the suite")
     p.add_argument("--sweep", action="store_true",
                    help="run the suite at every size from 1024 to --elems in powers of 4, as vkops bench --sweep does")
     p.add_argument("--vkops", metavar="FILE", nargs="+",

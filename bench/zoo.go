@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -55,32 +54,8 @@ func ZooPatterns() []ZooPattern {
 // zooPattern draws pattern number i, or reports false when the draw
 // falls outside the zoo's sizes.
 func zooPattern(rng *rand.Rand, i int) (ZooPattern, bool) {
-	rank := 1 + i%6
-	lengths := []int{1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 64, 100, 127, 255, 509, 1000, 1021}
-	target := zooMin + rng.IntN(zooMax-zooMin)
-	out := make([]int, rank)
-	big := rng.IntN(rank)
-	rest := 1
-	for d := range out {
-		if d != big {
-			out[d] = lengths[rng.IntN(len(lengths))]
-			rest *= out[d]
-		}
-	}
-	if rest > target/3 {
-		return ZooPattern{}, false
-	}
-	// The remaining axis takes the rest of the elements, made odd, prime
-	// or left as it is.
-	n := target / rest
-	switch rng.IntN(3) {
-	case 0:
-		n |= 1
-	case 1:
-		n = nextPrime(n)
-	}
-	out[big] = n
-	if total := rest * n; total < zooMin || total > zooMax {
+	out, ok := zooShape(rng, 1+i%6, zooMin, zooMax)
+	if !ok {
 		return ZooPattern{}, false
 	}
 
@@ -112,11 +87,11 @@ func zooPattern(rng *rand.Rand, i int) (ZooPattern, bool) {
 	switch i % 7 {
 	case 2:
 		if p.Then != nil || p.Else != nil {
-			p.Cond = make([]int, rank)
+			p.Cond = make([]int, len(out))
 		}
 	case 4:
 		if p.Else != nil {
-			p.Else = make([]int, rank)
+			p.Else = make([]int, len(out))
 		}
 	}
 	for _, s := range [][]int{p.Cond, p.Else} {
@@ -148,6 +123,41 @@ func zooPattern(rng *rand.Rand, i int) (ZooPattern, bool) {
 		}
 	}
 	return p, true
+}
+
+// zooShape draws a shape of rank dimensions holding lo to hi elements,
+// or reports false when the draw falls outside: every axis but one takes
+// a length from a list of small, odd, prime and even ones, and that one
+// the rest, made odd, prime or left as it is.
+func zooShape(rng *rand.Rand, rank, lo, hi int) ([]int, bool) {
+	lengths := []int{1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 64, 100, 127, 255, 509, 1000, 1021}
+	target := lo + rng.IntN(hi-lo)
+	out := make([]int, rank)
+	big := rng.IntN(rank)
+	rest := 1
+	for d := range out {
+		if d != big {
+			out[d] = lengths[rng.IntN(len(lengths))]
+			rest *= out[d]
+		}
+	}
+	if rest > target/3 {
+		return nil, false
+	}
+	// The remaining axis takes the rest of the elements, made odd, prime
+	// or left as it is.
+	n := target / rest
+	switch rng.IntN(3) {
+	case 0:
+		n |= 1
+	case 1:
+		n = nextPrime(n)
+	}
+	out[big] = n
+	if total := rest * n; total < lo || total > hi {
+		return nil, false
+	}
+	return out, true
 }
 
 func nextPrime(n int) int {
@@ -266,22 +276,7 @@ func (p ZooPattern) Case(dt tensor.DType) *Case {
 
 // zooFile returns the zoo as bench/zoo.json holds it for bench/peers.py,
 // one pattern per line; TestZooFile keeps the file up to date.
-func zooFile() []byte {
-	var b []byte
-	b = append(b, "[\n"...)
-	for i, p := range ZooPatterns() {
-		line, err := json.Marshal(p)
-		if err != nil {
-			panic("bench: " + err.Error())
-		}
-		b = append(b, line...)
-		if i+1 < zooSize {
-			b = append(b, ',')
-		}
-		b = append(b, '\n')
-	}
-	return append(b, "]\n"...)
-}
+func zooFile() []byte { return jsonLines(ZooPatterns()) }
 
 // IsZoo reports whether c is one of the zoo's cases.
 func IsZoo(c *Case) bool { return strings.HasPrefix(c.Pattern, "zoo-") }

@@ -9,23 +9,58 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-var update = flag.Bool("update", false, "rewrite zoo.json from ZooPatterns")
+var update = flag.Bool("update", false, "rewrite zoo.json and reduce_zoo.json from the patterns")
 
-// TestZooFile checks that zoo.json, which bench/peers.py reads, is the
-// zoo that ZooPatterns draws; go test -run TestZooFile -update rewrites it.
+// TestZooFile checks that zoo.json and reduce_zoo.json, which
+// bench/peers.py reads, are the zoos that ZooPatterns and
+// ReduceZooPatterns draw; go test -run TestZooFile -update rewrites them.
 func TestZooFile(t *testing.T) {
-	want := zooFile()
-	if *update {
-		if err := os.WriteFile("zoo.json", want, 0o644); err != nil {
+	for name, want := range map[string][]byte{"zoo.json": zooFile(), "reduce_zoo.json": reduceZooFile()} {
+		if *update {
+			if err := os.WriteFile(name, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from its patterns: run go test ./bench -run TestZooFile -update", name)
+		}
 	}
-	got, err := os.ReadFile("zoo.json")
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestReduceZooPatterns checks that the reduce zoo covers what it
+// promises: ranks 1 to 5, inputs of 4M to 32M, odd and prime lengths,
+// axes of size 1, Or and And, kept dimensions, inner, outer and mixed
+// axis sets, and every axis.
+func TestReduceZooPatterns(t *testing.T) {
+	zoo := ReduceZooPatterns()
+	ranks, ops := map[int]bool{}, map[string]bool{}
+	var prime, odd, unit, keep, inner, outer, mixed, all bool
+	for _, p := range zoo {
+		n := tensor.Shape(p.Shape).NumElements()
+		if n < reduceZooMin || n > reduceZooMax {
+			t.Errorf("%s: %d elements", p.Name, n)
+		}
+		ranks[len(p.Shape)] = true
+		ops[p.Op] = true
+		for _, d := range p.Shape {
+			prime = prime || d > 1000 && nextPrime(d) == d
+			odd = odd || d > 1000 && d%2 == 1
+			unit = unit || d == 1
+		}
+		keep = keep || p.Keep
+		last := p.Axes[len(p.Axes)-1] == len(p.Shape)-1
+		inner = inner || len(p.Axes) == 1 && last && len(p.Shape) > 1
+		outer = outer || !last
+		mixed = mixed || last && len(p.Axes) > 1 && len(p.Axes) < len(p.Shape)
+		all = all || len(p.Axes) == len(p.Shape)
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("zoo.json differs from ZooPatterns: run go test ./bench -run TestZooFile -update")
+	if len(ranks) != 5 || len(ops) != 2 || !prime || !odd || !unit || !keep || !inner || !outer || !mixed || !all {
+		t.Errorf("ranks %v, ops %v, prime %v, odd %v, size-1 axes %v, keep %v, inner %v, outer %v, mixed %v, all %v",
+			ranks, ops, prime, odd, unit, keep, inner, outer, mixed, all)
 	}
 }
 

@@ -341,7 +341,7 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	for i, p := range ps {
 		dst := out
 		if i < len(ps)-1 {
-			t, err := bridge.Empty(r.d, tensor.Bool, tensor.Shape{int(p.b * p.c)})
+			t, err := bridge.Empty(r.d, tensor.Bool, tensor.Shape{int(p.outBytes())})
 			if err != nil {
 				release(src)
 				return err
@@ -349,6 +349,9 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 			dst = t
 		}
 		err := r.pass(p, src, dst)
+		if err == nil && p.tail > 0 {
+			err = bridge.Device(r.d).CopyRange(bridge.Tensor(dst), p.b*p.c, bridge.Tensor(src), p.b*p.r*p.c, p.tail)
+		}
 		release(src)
 		if err != nil {
 			release(dst)

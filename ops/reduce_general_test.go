@@ -30,6 +30,7 @@ var reducePathCases = []reduceCase{
 	{tensor.Shape{700, 48}, []int{0}},          // columns of vectors
 	{tensor.Shape{700, 7}, []int{0}},           // columns of words across batches
 	{tensor.Shape{1024, 1025}, []int{0}},       // unaligned columns regrouped into two passes
+	{tensor.Shape{1030, 1025}, []int{0}},       // the same with a tail of 6 rows
 	{tensor.Shape{5, 64, 33}, []int{0, 2}},     // an inner and an outer pass
 	{tensor.Shape{2, 3, 4, 5, 6}, []int{1, 3}}, // mixed axes, rank 5
 	{tensor.Shape{6, 7, 8}, []int{0, 1, 2}},    // every axis

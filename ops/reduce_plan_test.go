@@ -33,7 +33,7 @@ func TestReduceCollapse(t *testing.T) {
 // output is the next one's input.
 func TestReducePasses(t *testing.T) {
 	d := func(n uint64, r bool) reduceDim { return reduceDim{n, r} }
-	p := func(b, r, c uint64) reducePass { return reducePass{b, r, c} }
+	p := func(b, r, c uint64) reducePass { return reducePass{b: b, r: r, c: c} }
 	for _, c := range []struct {
 		dims []reduceDim
 		want []reducePass
@@ -92,11 +92,11 @@ func TestReducePieces(t *testing.T) {
 	}
 	for _, page := range []uint64{16, 64, 4096} {
 		for range 300 {
-			ps := reducePass{uint64(1 + rng.IntN(20)), uint64(1 + rng.IntN(40)), uint64(1 + rng.IntN(90))}
+			ps := reducePass{b: uint64(1 + rng.IntN(20)), r: uint64(1 + rng.IntN(40)), c: uint64(1 + rng.IntN(90))}
 			check(ps, page)
 		}
-		check(reducePass{1, 1000, 1}, page)
-		check(reducePass{3, 1, 1000}, page)
+		check(reducePass{b: 1, r: 1000, c: 1}, page)
+		check(reducePass{b: 3, r: 1, c: 1000}, page)
 	}
 }
 

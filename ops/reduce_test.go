@@ -156,28 +156,31 @@ func TestReduceRowVecs(t *testing.T) {
 }
 
 // Outer passes over rows that are not whole vectors are regrouped into
-// two passes, the first over aligned rows, and still agree with cpuref,
+// two passes, the first over aligned rows (with a tail of rows where the
+// groups do not divide them), and still agree with cpuref,
 // the variants taking the shapes in turn; with minRegroup 0 small
 // tensors are regrouped too.
 func TestReduceRegroup(t *testing.T) {
+	p := func(b, r, c uint64) reducePass { return reducePass{b: b, r: r, c: c} }
 	tu := reduceTuning
 	tu.minRegroup = 0
 	for _, c := range []struct {
 		in   reducePass
 		want []reducePass
 	}{
-		{reducePass{1, 8192, 1537}, []reducePass{{1, 512, 16 * 1537}, {1, 16, 1537}}},
-		{reducePass{3, 96, 6}, []reducePass{{3, 12, 48}, {3, 8, 6}}},
-		{reducePass{1, 60, 6}, []reducePass{{1, 60, 6}}},   // 8 does not divide 60
-		{reducePass{1, 24, 6}, []reducePass{{1, 24, 6}}},   // fewer than four groups of 8
-		{reducePass{2, 64, 32}, []reducePass{{2, 64, 32}}}, // aligned already
-		{reducePass{64, 64, 1}, []reducePass{{64, 64, 1}}}, // inner
+		{p(1, 8192, 1537), []reducePass{p(1, 512, 16*1537), p(1, 16, 1537)}},
+		{p(3, 96, 6), []reducePass{p(3, 12, 48), p(3, 8, 6)}},
+		{p(1, 60, 6), []reducePass{{b: 1, r: 7, c: 48, tail: 24}, p(1, 12, 6)}}, // 8 does not divide 60: a tail of 4 rows
+		{p(2, 60, 6), []reducePass{p(2, 60, 6)}},                                // nor does it with several batches
+		{p(1, 24, 6), []reducePass{p(1, 24, 6)}},                                // fewer than four groups of 8
+		{p(2, 64, 32), []reducePass{p(2, 64, 32)}},                              // aligned already
+		{p(64, 64, 1), []reducePass{p(64, 64, 1)}},                              // inner
 	} {
 		if got := tu.regroup(nil, []reducePass{c.in}); !slices.Equal(got, c.want) {
 			t.Errorf("regroup(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
-	if got := reduceTuning.regroup(nil, []reducePass{{1, 64, 3}}); !slices.Equal(got, []reducePass{{1, 64, 3}}) {
+	if got := reduceTuning.regroup(nil, []reducePass{p(1, 64, 3)}); !slices.Equal(got, []reducePass{p(1, 64, 3)}) {
 		t.Errorf("regroup of 192 bytes with the default tuning: %v", got)
 	}
 	withTuning(t, tu)
@@ -185,7 +188,7 @@ func TestReduceRegroup(t *testing.T) {
 	reduceVariantsInTurn(t, d, func(t *testing.T, mine func(int) bool) {
 		rng := rand.New(rand.NewPCG(4, 12))
 		cases := 0
-		for si, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}} {
+		for si, shape := range []tensor.Shape{{64, 3}, {2, 96, 6}, {128, 5, 7}, {5, 64, 2, 9}, {256, 12}, {100, 3}, {3, 70, 6}} {
 			for _, every := range []int{2, 300} {
 				if mine(si) {
 					cases += reduceAgainstCPU(t, d, randomBools(rng, shape, every))
@@ -311,14 +314,19 @@ func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 
 // reducePlanString plans a reduction of shape over reduced with tuning
 // tu, as reducer.run does on pages of 128 MiB, and prints each pass's
-// first kernel launch: "[B R C] class n=... ...; ...".
+// first kernel launch: "[B R C] class n=... ...; ...", a pass with a
+// tail as "[B R C]+tail".
 func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string {
 	t := target{page: 1 << 27, align: 16, grid: [3]uint32{65535, 65535, 65535}}
 	var plan []string
 	for _, p := range tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, shape, reduced))) {
 		for _, ln := range tu.planPass(nil, p, &t, reduceOrOp) {
 			if ln.kind == launchKernel {
-				plan = append(plan, fmt.Sprintf("%v %s", []uint64{p.b, p.r, p.c}, reduceLaunchString(&ln)))
+				tail := ""
+				if p.tail > 0 {
+					tail = fmt.Sprintf("+%d", p.tail)
+				}
+				plan = append(plan, fmt.Sprintf("%v%s %s", []uint64{p.b, p.r, p.c}, tail, reduceLaunchString(&ln)))
 				break
 			}
 		}

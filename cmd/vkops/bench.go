@@ -35,8 +35,9 @@ func runBench(e *env, args []string) error {
 		"offload (a select from Go slices to a Go slice, its parts, and the cold first one in a fresh process) (default: all)")
 	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
 		"reduce-or and reduce-and are bool, transfers u8")
-	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, or zoo: "+
-		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes, or one of them, such as zoo-06 (default: all but the zoo)")
+	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, zoo: "+
+		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes, or one of them, such as zoo-06, "+
+		"or rzoo: the reduce zoo's seeded random shapes and axes of 4M-32M bools, or one of them, such as rzoo-03 (default: all but the zoos)")
 	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
 	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
 		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
@@ -213,6 +214,7 @@ type picker struct {
 	dtypeSet      map[tensor.DType]bool
 	shape         tensor.Shape
 	zoo           bool // the zoo's cases are picked: all of it, or patterns of it by name
+	rzoo          bool // the reduce zoo's, likewise
 	goPeers       bool // the Go loops (bench.GoPeers) run beside the cases they stand for
 }
 
@@ -220,8 +222,12 @@ type picker struct {
 // misspelt op or pattern is bad input rather than an empty run.
 func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
 	p := &picker{dtypes: bench.DefaultDTypes}
-	known := append(bench.Suite(bench.MinSize, tensor.DTypes), &bench.Case{Op: "select", Pattern: "zoo"})
+	known := append(bench.Suite(bench.MinSize, tensor.DTypes), &bench.Case{Op: "select", Pattern: "zoo"},
+		&bench.Case{Op: "reduce-or", Pattern: "rzoo"})
 	for _, z := range bench.ZooPatterns() {
+		known = append(known, &bench.Case{Op: z.Op, Pattern: z.Name})
+	}
+	for _, z := range bench.ReduceZooPatterns() {
 		known = append(known, &bench.Case{Op: z.Op, Pattern: z.Name})
 	}
 	var err error
@@ -232,6 +238,7 @@ func newPicker(opList, dtList, patList, shapeArg string) (*picker, error) {
 		return nil, err
 	}
 	p.zoo = p.patterns["zoo"] || slices.ContainsFunc(known, func(c *bench.Case) bool { return bench.IsZoo(c) && p.patterns[c.Pattern] })
+	p.rzoo = p.patterns["rzoo"] || slices.ContainsFunc(known, func(c *bench.Case) bool { return bench.IsReduceZoo(c) && p.patterns[c.Pattern] })
 	if dtList != "" {
 		p.dtypes, p.dtypeSet = nil, map[tensor.DType]bool{}
 		for _, s := range strings.Split(dtList, ",") {
@@ -291,9 +298,9 @@ func patternOf(c *bench.Case) string {
 	return c.Pattern
 }
 
-// cases returns the picked cases at size n, and the zoo's when zoo or one
-// of its patterns is picked and first is set: the zoo has sizes of its
-// own. With goPeers, the Go loops that match follow the suite's cases,
+// cases returns the picked cases at size n, and a zoo's when it or one
+// of its patterns is picked and first is set: the zoos have sizes of
+// their own. With goPeers, the Go loops that match follow the suite's cases,
 // so that each is measured moments after the case it stands beside.
 func (p *picker) cases(n int, first bool) []*bench.Case {
 	var out []*bench.Case
@@ -306,11 +313,14 @@ func (p *picker) cases(n int, first bool) []*bench.Case {
 			all = append(all, bench.Zoo(dt)...)
 		}
 	}
+	if first && p.rzoo {
+		all = append(all, bench.ReduceZoo()...)
+	}
 	for _, c := range all {
-		zoo := bench.IsZoo(c)
+		zoo, rzoo := bench.IsZoo(c), bench.IsReduceZoo(c)
 		switch {
 		case p.ops != nil && !p.ops[c.Op] && !(zoo && p.ops["select"]):
-		case p.patterns != nil && !p.patterns[patternOf(c)] && !(zoo && p.patterns["zoo"]):
+		case p.patterns != nil && !p.patterns[patternOf(c)] && !(zoo && p.patterns["zoo"]) && !(rzoo && p.patterns["rzoo"]):
 		case p.dtypeSet != nil && !p.dtypeSet[c.DType]:
 		case p.shape != nil && !p.shape.Equal(c.Shape):
 		default:

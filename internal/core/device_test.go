@@ -840,3 +840,48 @@ func TestDescriptorModes(t *testing.T) {
 		})
 	}
 }
+
+// CopyRange copies a range across page boundaries of both tensors, and
+// refuses ranges past either end and a copy within one tensor.
+func TestCopyRange(t *testing.T) {
+	d := devtest.OpenCore(t, core.Options{PageSize: 4096})
+	h := randomHost(t, tensor.U8, tensor.Shape{10000}, 10000)
+	x, err := d.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, err := d.Empty(tensor.U8, tensor.Shape{9000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	if err := d.Fill(y, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyRange(y, 3000, x, 1001, 5999); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 9000)
+	copy(want[3000:], h.Data[1001:7000])
+	if !bytes.Equal(got.Data, want) {
+		t.Error("bytes [1001, 7000) copied to [3000, 8999) differ")
+	}
+	for _, c := range []struct {
+		dst         *core.Tensor
+		at, from, n uint64
+		want        error
+	}{
+		{y, 0, 9000, 1001, core.ErrSize},
+		{y, 8000, 0, 1001, core.ErrSize},
+		{x, 0, 1, 1, core.ErrMisuse},
+	} {
+		if err := d.CopyRange(c.dst, c.at, x, c.from, c.n); !errors.Is(err, c.want) {
+			t.Errorf("CopyRange(%v, %d, x, %d, %d) = %v, want %v", c.dst, c.at, c.from, c.n, err, c.want)
+		}
+	}
+}

@@ -980,6 +980,31 @@ func (d *Device) copyBytes(dst *Tensor, at uint64, src *Tensor, from, n uint64) 
 	return nil
 }
 
+// CopyRange records a copy of bytes [from, from+n) of src to [at, at+n)
+// of dst (vkCmdCopyBuffer), two tensors that must not be the same one.
+func (d *Device) CopyRange(dst *Tensor, at uint64, src *Tensor, from, n uint64) error {
+	if err := d.checkPair("copy", dst, src); err != nil {
+		return err
+	}
+	switch {
+	case dst == src:
+		return usagef(ErrMisuse, "device: copy of a range of %v within itself", src)
+	case from > src.bytes || n > src.bytes-from || at > dst.bytes || n > dst.bytes-at:
+		return usagef(ErrSize, "device: copy of bytes [%d, %d) of %v (%d bytes) to [%d, %d) of %v (%d bytes)",
+			from, from+n, src, src.bytes, at, at+n, dst, dst.bytes)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	if err := d.awaitHost(Arg{T: src}, Arg{T: dst, Write: true}); err != nil {
+		return err
+	}
+	return d.copyBytes(dst, at, src, from, n)
+}
+
 // Copy records a copy of src's bytes into dst (vkCmdCopyBuffer); both must
 // hold the same number of bytes.
 func (d *Device) Copy(dst, src *Tensor) error {
