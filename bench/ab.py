@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Compare builds of vkops on the same cases, run in turn.
 
-usage: bench/ab.py [--rounds R] [--stat min_ms|median_ms] A B [C ...] -- BENCH ARGS
+usage: bench/ab.py [--rounds R] [--stat min_ms|median_ms|wall_median_ms] A B [C ...] -- BENCH ARGS
 
 Each round runs `BIN bench --json --overhead=false BENCH ARGS` once for
 every binary, the order rotated from round to round. For each case it
@@ -48,7 +48,7 @@ def main():
     split = sys.argv.index("--")
     p = argparse.ArgumentParser(usage=__doc__)
     p.add_argument("--rounds", type=int, default=6)
-    p.add_argument("--stat", default="min_ms", choices=["min_ms", "median_ms"])
+    p.add_argument("--stat", default="min_ms", choices=["min_ms", "median_ms", "wall_median_ms"])
     p.add_argument("bins", nargs="+")
     opts = p.parse_args(sys.argv[1:split])
     args = sys.argv[split + 1:]

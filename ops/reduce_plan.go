@@ -527,9 +527,11 @@ func (tu *reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip ui
 		perInv, blocks, blockRows = tu.spread(reduceCeil(units, vecs), 16*vecs*rows, rows, reduceCeil(tu.minWork, 16*vecs), 1)
 		perInv *= vecs
 	} else {
+		// The kernel reads windows of four words: plan in groups of 4.
 		first = outSkip / 4
 		units = reduceCeil(outSkip+p.nb*cspan, 4) - first
-		perInv, blocks, blockRows = tu.spread(units, 4*rows, rows, reduceCeil(tu.minWork, 4), 1)
+		perInv, blocks, blockRows = tu.spread(reduceCeil(units, 4), 16*rows, rows, reduceCeil(tu.minWork, 16), 1)
+		perInv *= 4
 	}
 	whole := p.r0 == 0 && p.r1 == ps.r
 	// The strides only matter where they stay inside one page: between

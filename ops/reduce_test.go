@@ -372,11 +372,11 @@ func TestReducePlanChoices(t *testing.T) {
 		// Units of little work go several to an invocation, but a small
 		// pass still takes up to target invocations.
 		{tensor.Shape{1000, 3}, []bool{true, false},
-			"[1 1000 3] cols n=1 perInv=1 blocks=1 vec=0 vecs=1",
-			"[1 1000 3] cols n=1 perInv=1 blocks=1 vec=0 vecs=1"},
+			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1",
+			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1"},
 		{tensor.Shape{16, 1537}, []bool{true, false},
-			"[1 16 1537] cols n=385 perInv=1 blocks=1 vec=0 vecs=1",
-			"[1 16 1537] cols n=385 perInv=1 blocks=1 vec=0 vecs=1"},
+			"[1 16 1537] cols n=97 perInv=4 blocks=1 vec=0 vecs=1",
+			"[1 16 1537] cols n=97 perInv=4 blocks=1 vec=0 vecs=1"},
 		// Rows of a few bytes go sixteen to an output vector; size-1 axes
 		// alone are rows of one byte.
 		{tensor.Shape{4096, 5}, []bool{false, true},

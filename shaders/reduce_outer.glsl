@@ -14,8 +14,9 @@
 //
 // VEC needs rowStride, batchStride, cspan and both skips to be multiples
 // of 16: then every unit is one aligned vector in every row. Without it,
-// a word's four bytes may sit at any byte offset and straddle two batches,
-// and each lane run is read with a funnel shift of two words.
+// units are output words, four to a window of 16 bytes that may sit at
+// any byte offset and straddle batches, and each run of a window's bytes
+// in one batch is read with a funnel shift of two vectors a row.
 //
 // This file is included by one small .comp per variant; TEXEL, defined
 // before the include, reads the input through a storage texel buffer
@@ -42,22 +43,36 @@ layout(std430, binding = 1) buffer Dst { uvec4 dst[]; };
 
 layout(push_constant) uniform Push { PUSH_REDUCE_OUTER } pc; // spec.ReduceOuterPush
 
-uint word(uint w) { return vec(w >> 2)[w & 3u]; }
+// funnel returns bytes [s, s+16) of the 32 bytes a then b, s < 16.
+uvec4 funnel(uvec4 a, uvec4 b, uint s) {
+	uint ws = s >> 2u;
+	uint bs = (s & 3u) * 8u;
+	uvec4 lo = ws == 0u ? a : ws == 1u ? uvec4(a.yzw, b.x) : ws == 2u ? uvec4(a.zw, b.xy) : uvec4(a.w, b.xyz);
+	uvec4 hi = ws == 0u ? uvec4(a.yzw, b.x) : ws == 1u ? uvec4(a.zw, b.xy) : ws == 2u ? uvec4(a.w, b.xyz) : b;
+	// A shift by 32 is undefined: bs == 0 selects lo.
+	return bs == 0u ? lo : (lo >> bs) | (hi << (32u - bs));
+}
 
-// bytesAt returns the len bytes (1..4) at binding byte p in its low bytes;
-// the bytes above them are undefined. It reads the second word only when
-// the run reaches into it, so it never reads past the data.
-uint bytesAt(uint p, uint len) {
-	uint w = word(p >> 2);
-	uint sh = (p & 3u) * 8u;
-	if (sh == 0u) {
-		return w;
+// lowBytes returns the mask of a vector's first n bytes, n <= 16.
+uvec4 lowBytes(uint n) {
+	uvec4 k = uvec4(clamp(ivec4(n) - ivec4(0, 4, 8, 12), 0, 4));
+	uvec4 m = uvec4(0xFFFFFFFFu) >> (32u - 8u * max(k, 1u));
+	return mix(m, uvec4(0u), equal(k, uvec4(0u)));
+}
+
+// runMarks accumulates the marks of the len bytes (1 to 16) at binding
+// byte p of each row in [r0, r1), p moving on by the row stride, and
+// returns them as colEnd gives them, the bytes past len cleared. Each
+// row's bytes are the two vectors around them funnelled into place; the
+// second is never one past lastVec, the data's last.
+uvec4 runMarks(uint p, uint len, uint r0, uint r1, uint lastVec) {
+	uvec4 a = colStart();
+	for (uint r = r0; r < r1; r++) {
+		uint v = p >> 4u;
+		a = colStep(a, funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u));
+		p += pc.rowStride;
 	}
-	w >>= sh;
-	if ((p & 3u) + len > 4u) {
-		w |= word((p >> 2) + 1u) << (32u - sh);
-	}
-	return w;
+	return colEnd(a) & lowBytes(len);
 }
 
 void combine(uint o, uint lane, uint found) {
@@ -119,39 +134,45 @@ uint vectors(uint u, uint last, uint blk) {
 	return n;
 }
 
-void words(uint u, uint blk) {
+// window folds block blk of rows under output words [w0, w1) of the
+// binding (one to four: 16 bytes at most), whose bytes need not start on
+// a vector in any row: each run of them in one batch is read 16 bytes a
+// row (runMarks).
+void window(uint w0, uint w1, uint blk) {
 	uint r0 = blk * pc.blockRows;
 	uint r1 = min(r0 + pc.blockRows, pc.rows);
-	uint w = pc.firstUnit + u;
 	uint outLen = pc.batches * pc.cSpan;
-	bool owned = pc.whole == 1u && pc.blocks == 1u;
-	uint found = 0u;
-	for (uint k = 0u; k < 4u;) {
-		int rel = int(4u * w + k) - int(pc.outSkip);
+	uint lastVec = (pc.inSkip + (pc.batches - 1u) * pc.batchStride + (pc.rows - 1u) * pc.rowStride + pc.cSpan - 1u) >> 4u;
+	uint nb = 4u * (w1 - w0);
+	uvec4 found = uvec4(0u);
+	uint others = 0u; // bit i: word w0 + i holds bytes of another dispatch
+	for (uint k = 0u; k < nb;) {
+		int rel = int(4u * w0 + k) - int(pc.outSkip);
 		if (rel < 0 || uint(rel) >= outLen) {
 			// Another dispatch's output, or padding past the end.
-			owned = owned && rel >= 0 && uint(rel) >= pc.tail;
+			if (rel < 0 || uint(rel) < pc.tail) {
+				others |= 1u << (k >> 2u);
+			}
 			k++;
 			continue;
 		}
-		// A run of lanes in one batch: consecutive bytes in every row.
+		// A run of bytes in one batch: consecutive bytes in every row.
 		uint bb = uint(rel) / pc.cSpan;
 		uint cc = uint(rel) - bb * pc.cSpan;
-		uint len = min(4u - k, pc.cSpan - cc);
-		uint mask = 0xFFFFFFFFu >> (32u - 8u * len);
-		uint p = pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride;
-		uint acc = 0u;
-		for (uint r = r0; r < r1; r++) {
-			acc = accum(acc, mark(bytesAt(p, len)) & mask);
-			p += pc.rowStride;
-		}
-		found |= lanes(acc) << (8u * k);
+		uint len = min(nb - k, pc.cSpan - cc);
+		uvec4 m = lanes4(runMarks(pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride, len, r0, r1, lastVec));
+		// Its found lanes moved up to byte k of the window.
+		found |= k == 0u ? m : funnel(uvec4(0u), m, 16u - k);
 		k += len;
 	}
-	if (owned) {
-		dst[w >> 2][w & 3u] = answer(found);
-	} else if (found != 0u) {
-		combine(w >> 2, w & 3u, found);
+	bool owned = pc.whole == 1u && pc.blocks == 1u;
+	for (uint i = 0u; i < w1 - w0; i++) {
+		uint w = w0 + i;
+		if (owned && (others & (1u << i)) == 0u) {
+			dst[w >> 2][w & 3u] = answer(found[i]);
+		} else if (found[i] != 0u) {
+			combine(w >> 2, w & 3u, found[i]);
+		}
 	}
 }
 
@@ -171,7 +192,8 @@ void main() {
 		}
 		return;
 	}
-	for (uint u = first; u < last; u++) {
-		words(u, blk);
+	// perInv is a multiple of 4: windows of four words.
+	for (uint u = first; u < last; u += 4u) {
+		window(pc.firstUnit + u, pc.firstUnit + min(u + 4u, last), blk);
 	}
 }

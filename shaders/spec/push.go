@@ -44,7 +44,7 @@ type ReduceOuterPush struct {
 	Grid
 	FirstUnit   uint32 // the binding unit of invocation 0
 	Units       uint32 // output units covered
-	PerInv      uint32 // units per invocation: with Blocks > 1, 1 (VECS with VEC)
+	PerInv      uint32 // units per invocation, a multiple of 4 (of VECS with VEC)
 	Blocks      uint32 // row blocks per unit
 	BlockRows   uint32 // rows per block
 	Rows        uint32 // rows in this dispatch
