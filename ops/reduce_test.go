@@ -339,8 +339,12 @@ func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string 
 func reduceLaunchString(ln *launch) string {
 	if ln.class == reduceCols {
 		o := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
-		return fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", ln.class, ln.invocations, o.PerInv, o.Blocks,
+		s := fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", ln.class, ln.invocations, o.PerInv, o.Blocks,
 			ln.spec[spec.RVec], ln.spec[spec.RVecs])
+		if ln.spec[spec.RShort] != 0 {
+			s += " short"
+		}
+		return s
 	}
 	in := (*spec.ReduceInnerPush)(unsafe.Pointer(&ln.push))
 	return fmt.Sprintf("%v n=%d perInv=%d chunks=%d %s", ln.class, ln.invocations, in.PerInv, in.Chunks, spec.ReducePathName(ln.spec[spec.RPath]))
@@ -370,10 +374,11 @@ func TestReducePlanChoices(t *testing.T) {
 			"[262144 64 1] rows n=1024 perInv=64 chunks=1 PATH_ROWVECS; [64 64 64] cols n=256 perInv=1 blocks=1 vec=1 vecs=1",
 			"[262144 64 1] rows n=65536 perInv=1 chunks=1 PATH_ROWVECS; [64 64 64] cols n=1024 perInv=1 blocks=4 vec=1 vecs=1"},
 		// Units of little work go several to an invocation, but a small
-		// pass still takes up to target invocations.
+		// pass still takes up to target invocations; rows shorter than a
+		// vector are read several at once.
 		{tensor.Shape{1000, 3}, []bool{true, false},
-			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1",
-			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1"},
+			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1 short",
+			"[1 1000 3] cols n=1 perInv=4 blocks=1 vec=0 vecs=1 short"},
 		{tensor.Shape{16, 1537}, []bool{true, false},
 			"[1 16 1537] cols n=97 perInv=4 blocks=1 vec=0 vecs=1",
 			"[1 16 1537] cols n=97 perInv=4 blocks=1 vec=0 vecs=1"},

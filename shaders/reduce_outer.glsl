@@ -31,6 +31,9 @@ layout(constant_id = SPEC_R_VEC) const bool VEC = false;
 // VECS: with VEC, the 16-byte columns side by side that an invocation
 // reads in each row.
 layout(constant_id = SPEC_R_VECS) const uint VECS = 4u;
+// SHORT: without VEC, rows of cSpan < 16 bytes follow one another, and
+// each block of them holds 64 bytes or more: shortRunMarks reads them.
+layout(constant_id = SPEC_R_SHORT) const bool SHORT = false;
 
 #ifdef TEXEL
 layout(binding = 0, rgba32ui) readonly uniform uimageBuffer srcTexels;
@@ -134,6 +137,39 @@ uint vectors(uint u, uint last, uint blk) {
 	return n;
 }
 
+// shortRunMarks is runMarks for rows of fewer than 16 bytes that follow
+// one another (the row stride is cSpan): it reads the rows [r0, r1) of
+// the batch at binding byte base as one run of bytes, k whole rows a
+// step, and folds the lanes of a column together at the end; then the
+// len bytes from column cc are the run's. Rows of 8 bytes take half the
+// steps that runMarks would, rows of 3 a fifth.
+uvec4 shortRunMarks(uint base, uint cc, uint len, uint r0, uint r1, uint lastVec) {
+	uint k = 16u / pc.cSpan;
+	uint step = k * pc.cSpan;
+	uint p = base + r0 * pc.cSpan;
+	uint end = base + r1 * pc.cSpan;
+	// Lanes past the k rows are the next row's: in each step they hold
+	// the identity.
+	uvec4 mk = lowBytes(step);
+	uvec4 a = colStart();
+	for (; p + step <= end; p += step) {
+		uint v = p >> 4u;
+		uvec4 x = funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u);
+		a = colStep(a, ALL ? x | ~mk : x & mk);
+	}
+	if (p < end) {
+		uint v = p >> 4u;
+		uvec4 x = funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u);
+		a = colStep(a, ALL ? x | ~lowBytes(end - p) : x & lowBytes(end - p));
+	}
+	uvec4 m = colEnd(a);
+	uvec4 f = m;
+	for (uint i = 1u; i < k; i++) {
+		f = accum4(f, funnel(m, uvec4(0u), i * pc.cSpan));
+	}
+	return (cc == 0u ? f : funnel(f, uvec4(0u), cc)) & lowBytes(len);
+}
+
 // window folds block blk of rows under output words [w0, w1) of the
 // binding (one to four: 16 bytes at most), whose bytes need not start on
 // a vector in any row: each run of them in one batch is read 16 bytes a
@@ -160,7 +196,8 @@ void window(uint w0, uint w1, uint blk) {
 		uint bb = uint(rel) / pc.cSpan;
 		uint cc = uint(rel) - bb * pc.cSpan;
 		uint len = min(nb - k, pc.cSpan - cc);
-		uvec4 m = lanes4(runMarks(pc.inSkip + bb * pc.batchStride + cc + r0 * pc.rowStride, len, r0, r1, lastVec));
+		uint base = pc.inSkip + bb * pc.batchStride;
+		uvec4 m = lanes4(SHORT ? shortRunMarks(base, cc, len, r0, r1, lastVec) : runMarks(base + cc + r0 * pc.rowStride, len, r0, r1, lastVec));
 		// Its found lanes moved up to byte k of the window.
 		found |= k == 0u ? m : funnel(uvec4(0u), m, 16u - k);
 		k += len;

@@ -23,6 +23,7 @@
 #define SPEC_R_TINY 5
 #define SPEC_R_VEC 6
 #define SPEC_R_VECS 7
+#define SPEC_R_SHORT 8
 #define MODE_ALL 0u
 #define MODE_WHOLE 1u
 #define MODE_SEAMS 2u

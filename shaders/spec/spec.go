@@ -119,11 +119,12 @@ const (
 	RTiny               // reduce_inner, ReducePathTiny: the bytes of each row
 	RVec                // reduce_outer: columns are read as aligned 16-byte vectors
 	RVecs               // reduce_outer, RVec: the vectors side by side an invocation reads
+	RShort              // reduce_outer, not RVec: rows shorter than a vector, one after another, read as one run
 )
 
 // RNames are the GLSL names of the reduction kernels' constants, by id.
 var RNames = [...]string{RGroup: "GROUP", RFold: "FOLD", RPath: "PATH", RLong: "LONG", RRowVecs: "ROWVECS",
-	RTiny: "TINY", RVec: "VEC", RVecs: "VECS"}
+	RTiny: "TINY", RVec: "VEC", RVecs: "VECS", RShort: "SHORT"}
 
 // The folds (FOLD_ in GLSL): how a reduction, or a fused chain's
 // terminal reduction, combines bools (shaders/reduce_fold.glsl).
