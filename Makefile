@@ -151,6 +151,9 @@ bench-report: deps deps-peers build
 	./bin/vkops info > $$tmp/info.txt; \
 	echo "bench-report: the suite beside the peers, $(ROUNDS) rounds"; \
 	/usr/bin/python3 bench/peers.py --interleave bin/vkops --rounds $(ROUNDS) --runs $(RUNS) --elems $(SIZE) --save $$tmp >/dev/null; \
+	echo "bench-report: the reduce zoo beside the peers, $(ROUNDS) rounds"; \
+	/usr/bin/python3 bench/peers.py --interleave bin/vkops --zoo --ops reduce-or,reduce-and --rounds $(ROUNDS) --runs $(RUNS) --save $$tmp/rzoo >/dev/null; \
+	for f in $$tmp/rzoo/*.json; do mv $$f $$tmp/rzoo-$$(basename $$f); done; \
 	echo "bench-report: $(SOLO_OPS) and the per-op cost"; \
 	./bin/vkops bench --op $(SOLO_OPS) --size $(SIZE) --runs $(RUNS) --json > $$tmp/solo.json; \
 	echo "bench-report: the sweep"; mkdir $$tmp/sweep; \
