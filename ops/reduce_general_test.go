@@ -28,7 +28,9 @@ var reducePathCases = []reduceCase{
 	{tensor.Shape{3, 65536}, []int{-1}},        // few long rows of vectors: split in chunks
 	{tensor.Shape{2, 100003}, []int{1}},        // few long masked rows: split
 	{tensor.Shape{700, 48}, []int{0}},          // columns of vectors
-	{tensor.Shape{700, 7}, []int{0}},           // columns of words across batches
+	{tensor.Shape{700, 7}, []int{0}},           // rows shorter than a vector, several read at once
+	{tensor.Shape{5, 600, 3}, []int{1}},        // the same across batches that start anywhere
+	{tensor.Shape{3, 700, 21}, []int{1}},       // unaligned columns of several batches, in windows
 	{tensor.Shape{1024, 1025}, []int{0}},       // unaligned columns regrouped into two passes
 	{tensor.Shape{1030, 1025}, []int{0}},       // the same with a tail of 6 rows
 	{tensor.Shape{5, 64, 33}, []int{0, 2}},     // an inner and an outer pass
