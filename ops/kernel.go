@@ -22,7 +22,7 @@ import (
 // constants are P, a struct of shaders/spec.
 func kernel[P any](name string, bindings int) *core.Kernel {
 	var p P
-	return &core.Kernel{Name: name, SPIRV: shaders.SPIRV(name), Bindings: bindings, PushSize: int(unsafe.Sizeof(p))}
+	return &core.Kernel{Name: name, Module: func() []byte { return shaders.SPIRV(name) }, Bindings: bindings, PushSize: int(unsafe.Sizeof(p))}
 }
 
 // pushBytes returns push constants p, a struct of shaders/spec whose

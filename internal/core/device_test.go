@@ -263,8 +263,8 @@ func TestLargeTensor(t *testing.T) {
 }
 
 var (
-	copyWords  = &core.Kernel{Name: "copy_words", SPIRV: shaders.SPIRV("copy_words"), Bindings: 2, PushSize: int(unsafe.Sizeof(spec.CopyPush{}))}
-	copyTexels = &core.Kernel{Name: "copy_texels", SPIRV: shaders.SPIRV("copy_texels"), Bindings: 2, PushSize: int(unsafe.Sizeof(spec.CopyPush{})),
+	copyWords  = &core.Kernel{Name: "copy_words", Module: func() []byte { return shaders.SPIRV("copy_words") }, Bindings: 2, PushSize: int(unsafe.Sizeof(spec.CopyPush{}))}
+	copyTexels = &core.Kernel{Name: "copy_texels", Module: func() []byte { return shaders.SPIRV("copy_texels") }, Bindings: 2, PushSize: int(unsafe.Sizeof(spec.CopyPush{})),
 		Kinds: []core.BindingKind{core.TexelRGBA32UI, core.Storage}}
 )
 
