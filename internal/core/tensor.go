@@ -863,8 +863,9 @@ func (d *Device) Tile(dst, src *Tensor) error {
 	return d.tile(dst, src)
 }
 
-// tile records what Tile and Copy do, once their tensors are checked.
-func (d *Device) tile(dst, src *Tensor) error {
+// copyCall runs record, which records copies from src into dst, within
+// a call on d, with d.mu held, once the host is done with both.
+func (d *Device) copyCall(dst, src *Tensor, record func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.enter(); err != nil {
@@ -874,6 +875,16 @@ func (d *Device) tile(dst, src *Tensor) error {
 	if err := d.awaitHost(Arg{T: src}, Arg{T: dst, Write: true}); err != nil {
 		return err
 	}
+	return record()
+}
+
+// tile records what Tile and Copy do, once their tensors are checked.
+func (d *Device) tile(dst, src *Tensor) error {
+	return d.copyCall(dst, src, func() error { return d.tileBytes(dst, src) })
+}
+
+// tileBytes records tile's copies; d.mu must be held.
+func (d *Device) tileBytes(dst, src *Tensor) error {
 	switch same, meet := overlap(dst, src); {
 	case same:
 		return nil // the bytes are in place already
@@ -981,28 +992,21 @@ func (d *Device) copyBytes(dst *Tensor, at uint64, src *Tensor, from, n uint64) 
 }
 
 // CopyRange records a copy of bytes [from, from+n) of src to [at, at+n)
-// of dst (vkCmdCopyBuffer), two tensors that must not be the same one.
+// of dst (vkCmdCopyBuffer), two tensors whose memory must not meet.
 func (d *Device) CopyRange(dst *Tensor, at uint64, src *Tensor, from, n uint64) error {
 	if err := d.checkPair("copy", dst, src); err != nil {
 		return err
 	}
-	switch {
-	case dst == src:
-		return usagef(ErrMisuse, "device: copy of a range of %v within itself", src)
-	case from > src.bytes || n > src.bytes-from || at > dst.bytes || n > dst.bytes-at:
+	if from > src.bytes || n > src.bytes-from || at > dst.bytes || n > dst.bytes-at {
 		return usagef(ErrSize, "device: copy of bytes [%d, %d) of %v (%d bytes) to [%d, %d) of %v (%d bytes)",
 			from, from+n, src, src.bytes, at, at+n, dst, dst.bytes)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.enter(); err != nil {
-		return err
-	}
-	defer d.leave()
-	if err := d.awaitHost(Arg{T: src}, Arg{T: dst, Write: true}); err != nil {
-		return err
-	}
-	return d.copyBytes(dst, at, src, from, n)
+	return d.copyCall(dst, src, func() error {
+		if same, meet := overlap(dst, src); same || meet {
+			return usagef(ErrMisuse, "device: copy of a range of %v into %v: their memory overlaps", src, dst)
+		}
+		return d.copyBytes(dst, at, src, from, n)
+	})
 }
 
 // Copy records a copy of src's bytes into dst (vkCmdCopyBuffer); both must
