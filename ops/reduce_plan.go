@@ -62,6 +62,10 @@ var reduceTuning = reduceTune{
 	// side by side, 0.03 s with one (lavapipe 22.3.6, empty caches).
 	// Their 20-25% saves less than 50 us a call below a MiB.
 	minUnroll: 1 << 20,
+	// vkCmdCopyBuffer is a memcpy here, about twice as fast as a
+	// shader's stores: the bytes of a reduction over size-1 axes are
+	// copied, then made 0 or 1 in place where they are not.
+	copyIdentity: true,
 }
 
 // reduceTuningGPU is reduceTuning for GPUs, which hide memory latency
@@ -98,6 +102,10 @@ type reduceTune struct {
 	// vecs columns side by side, and rows of whole vectors read at once
 	// (PATH_ROWVECS). Below it, the loops read: 0 unrolls at any size.
 	minUnroll uint64
+	// copyIdentity copies the bytes of a reduction over size-1 axes
+	// before its pass makes them 0 or 1 in place (reducer.identity),
+	// rather than have the mask kernel write them.
+	copyIdentity bool
 }
 
 // The planning functions append to a slice the caller passes, as

@@ -220,7 +220,13 @@ void tinyRows(uint o, uint w) {
 	uint lastVec = (pc.inSkip + pc.rows * TINY - 1u) >> 4;
 	if (TINY == 1u) {
 		// A row of one byte is itself: nonzero is true, for every fold.
-		dstVecs[o] = nonzero4(vec(min(base, lastVec)));
+		// The pass runs in place, over a copy of the data (reducer.identity
+		// in ops/reduce.go): only a vector that holds a byte other than 0
+		// and 1 is written.
+		uvec4 x = vec(min(base, lastVec));
+		if (any(notEqual(x & 0xFEFEFEFEu, uvec4(0u)))) {
+			dstVecs[o] = nonzero4(x);
+		}
 		return;
 	}
 	uint bits[8]; // bit b: byte b of the sixteen rows is marked
