@@ -369,9 +369,9 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 // vectors that hold other bytes than 0 and 1: none, for bools that Go or
 // numpy made. [24605914 1] over axis 1 took 0.70 of the time with the
 // mask kernel's stores, [1 865363 16] over axis 0 0.66 (bench/ab.py,
-// wall time, 6 rounds). Otherwise, or where a piece would take
-// another path, it is the mask kernel's logical or with false, or with a
-// variant forced (r.only), p as planned.
+// wall time, 6 rounds). A variant forced (r.only) runs that way too.
+// Otherwise, or where a piece would take another path, it is the mask
+// kernel's logical or with false.
 func (r *reducer) identity(data, out *device.Tensor, p reducePass) error {
 	if !r.tune.copyIdentity && r.only == nil {
 		return r.normalize(data, out)
@@ -380,9 +380,6 @@ func (r *reducer) identity(data, out *device.Tensor, p reducePass) error {
 	lns := r.tune.planPass(buf[:0], p, &r.t, r.op)
 	for i := range lns {
 		if lns[i].kind == launchKernel && lns[i].spec[spec.RPath] != spec.ReducePathTiny {
-			if r.only != nil {
-				return r.pass(p, data, out)
-			}
 			return r.normalize(data, out)
 		}
 	}

@@ -63,16 +63,21 @@ uvec4 lowBytes(uint n) {
 	return mix(m, uvec4(0u), equal(k, uvec4(0u)));
 }
 
+// bytesAt returns the 16 bytes at binding byte p: the two vectors around
+// them funnelled into place, the second never one past lastVec, the
+// data's last.
+uvec4 bytesAt(uint p, uint lastVec) {
+	uint v = p >> 4u;
+	return funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u);
+}
+
 // runMarks accumulates the marks of the len bytes (1 to 16) at binding
 // byte p of each row in [r0, r1), p moving on by the row stride, and
-// returns them as colEnd gives them, the bytes past len cleared. Each
-// row's bytes are the two vectors around them funnelled into place; the
-// second is never one past lastVec, the data's last.
+// returns them as colEnd gives them, the bytes past len cleared.
 uvec4 runMarks(uint p, uint len, uint r0, uint r1, uint lastVec) {
 	uvec4 a = colStart();
 	for (uint r = r0; r < r1; r++) {
-		uint v = p >> 4u;
-		a = colStep(a, funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u));
+		a = colStep(a, bytesAt(p, lastVec));
 		p += pc.rowStride;
 	}
 	return colEnd(a) & lowBytes(len);
@@ -137,6 +142,10 @@ uint vectors(uint u, uint last, uint blk) {
 	return n;
 }
 
+// identityOutside returns x with the bytes outside mask m made the
+// fold's identity, which marks nothing.
+uvec4 identityOutside(uvec4 x, uvec4 m) { return ALL ? x | ~m : x & m; }
+
 // shortRunMarks is runMarks for rows of fewer than 16 bytes that follow
 // one another (the row stride is cSpan): it reads the rows [r0, r1) of
 // the batch at binding byte base as one run of bytes, k whole rows a
@@ -153,14 +162,10 @@ uvec4 shortRunMarks(uint base, uint cc, uint len, uint r0, uint r1, uint lastVec
 	uvec4 mk = lowBytes(step);
 	uvec4 a = colStart();
 	for (; p + step <= end; p += step) {
-		uint v = p >> 4u;
-		uvec4 x = funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u);
-		a = colStep(a, ALL ? x | ~mk : x & mk);
+		a = colStep(a, identityOutside(bytesAt(p, lastVec), mk));
 	}
 	if (p < end) {
-		uint v = p >> 4u;
-		uvec4 x = funnel(vec(v), vec(min(v + 1u, lastVec)), p & 15u);
-		a = colStep(a, ALL ? x | ~lowBytes(end - p) : x & lowBytes(end - p));
+		a = colStep(a, identityOutside(bytesAt(p, lastVec), lowBytes(end - p)));
 	}
 	uvec4 m = colEnd(a);
 	uvec4 f = m;

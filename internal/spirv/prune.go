@@ -23,13 +23,6 @@ import (
 	"slices"
 )
 
-// Version names what Prune gives: a program that keeps Prune's output
-// across runs, as vkops's cache directory does, keys it by Version, so
-// that a vkops whose Prune gives other modules never reads the old
-// ones. TestPruneVersion fails until it is raised with any change of
-// the output.
-const Version = 1
-
 // The opcodes Prune reads.
 const (
 	opTypeBool             = 20
