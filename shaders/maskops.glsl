@@ -164,17 +164,22 @@ void opVec(uint op, uint key, uint detect, uint w, uvec4 a, uvec4 b, uint k, ino
 	}
 }
 
+// logicalChunk is logical op op (OP_AND to OP_NOT) on sixteen bools at
+// once, as bytes: a and b a chunk's vector of bools each.
+uvec4 logicalChunk(uint op, uvec4 a, uvec4 b) {
+	uvec4 fa = flags(a);
+	uvec4 fb = op == OP_NOT ? uvec4(0u) : flags(b);
+	if (op == OP_AND) return fa & fb;
+	if (op == OP_OR) return fa | fb;
+	if (op == OP_XOR) return fa ^ fb;
+	return fa ^ 0x01010101u;
+}
+
 // chunkOp is the op on one chunk of sixteen elements of a (and b), each
 // held as w vectors: sixteen bool bytes.
 uvec4 chunkOp(uint op, uint key, uint detect, uint w, uvec4 av[8], uvec4 bv[8]) {
 	if (op >= OP_AND && op <= OP_NOT) {
-		// Sixteen bools at once, as bytes.
-		uvec4 fa = flags(av[0]);
-		uvec4 fb = op == OP_NOT ? uvec4(0u) : flags(bv[0]);
-		if (op == OP_AND) return fa & fb;
-		if (op == OP_OR) return fa | fb;
-		if (op == OP_XOR) return fa ^ fb;
-		return fa ^ 0x01010101u;
+		return logicalChunk(op, av[0], bv[0]);
 	}
 	uvec4 o = uvec4(0u);
 	for (uint k = 0u; k < w; k++) {

@@ -93,12 +93,18 @@ uvec4 pickVec(uint op, uint key, uint w, uvec4 a, uvec4 b) {
 	return uvec4(pickOf(op, key, 8u, a.xy, b.xy), pickOf(op, key, 8u, a.zw, b.zw));
 }
 
+// valueVec is op on vector k of a chunk of w-byte elements: of a and b,
+// and for OP_CLAMP c, the result's vector k.
+uvec4 valueVec(uint op, uint key, uint w, uvec4 a, uvec4 b, uvec4 c) {
+	uvec4 v = pickVec(op == OP_CLAMP ? OP_MAX : op, key, w, a, b);
+	return op == OP_CLAMP ? pickVec(OP_MIN, key, w, v, c) : v;
+}
+
 // chunkValue is op on one chunk of sixteen elements of a, b and, for
 // OP_CLAMP, c, each held as w vectors, into o's w vectors, its picks
 // shared as valueOf's are.
 void chunkValue(uint op, uint key, uint w, uvec4 a[8], uvec4 b[8], uvec4 c[8], out uvec4 o[8]) {
 	for (uint k = 0u; k < w; k++) {
-		uvec4 v = pickVec(op == OP_CLAMP ? OP_MAX : op, key, w, a[k], b[k]);
-		o[k] = op == OP_CLAMP ? pickVec(OP_MIN, key, w, v, c[k]) : v;
+		o[k] = valueVec(op, key, w, a[k], b[k], c[k]);
 	}
 }
