@@ -97,23 +97,29 @@ func (d *Device) savePipelineCache() error {
 	if err != nil || len(data) == 0 {
 		return err
 	}
-	if err := os.MkdirAll(d.cacheDir, 0o755); err != nil {
-		return nil // no cache dir is no error: the next run compiles again
+	// No cache dir is no error: the next run compiles again.
+	writeCacheFile(f, data)
+	return nil
+}
+
+// writeCacheFile writes data to path through a temporary file renamed
+// into place, so that concurrent runs never read half a file, and
+// reports whether it did; a failure leaves no file behind.
+func writeCacheFile(path string, data []byte) bool {
+	dir := filepath.Dir(path)
+	if os.MkdirAll(dir, 0o755) != nil {
+		return false
 	}
-	tmp, err := os.CreateTemp(d.cacheDir, "pipelines-*.tmp")
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.tmp")
 	if err != nil {
-		return nil
+		return false
 	}
 	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
-		return nil
+		return false
 	}
-	if err := os.Rename(tmp.Name(), f); err != nil {
-		os.Remove(tmp.Name())
-	}
-	return nil
+	return true
 }
 
 // Choices persist small decisions per device and driver beside the
@@ -141,17 +147,8 @@ func (d *Device) saveChoices() {
 	if f == "" || !d.choicesDirty {
 		return
 	}
-	b, err := json.MarshalIndent(d.choices, "", "  ")
-	if err != nil || os.MkdirAll(d.cacheDir, 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(d.cacheDir, "variants-*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
-		os.Remove(tmp.Name())
+	if b, err := json.MarshalIndent(d.choices, "", "  "); err == nil {
+		writeCacheFile(f, b)
 	}
 }
 

@@ -2,10 +2,12 @@ package core_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
+	"github.com/vkops/vkops/internal/spirv"
 	"github.com/vkops/vkops/shaders"
 	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
@@ -584,10 +587,17 @@ func TestNoLeaks(t *testing.T) {
 }
 
 // Pipelines built in one run are saved under CacheDir, keyed by device and
-// driver, and the next run loads them.
+// driver, and the next run loads them; so are the modules the pipelines
+// were built from, pruned, and a damaged one is pruned again.
 func TestPipelineCache(t *testing.T) {
 	dir := t.TempDir()
+	code := spirv.Prune(shaders.SPIRV("copy_words"), []uint32{64})
+	sum := sha256.Sum256(code)
+	want := append(slices.Clip(code), sum[:]...)
 	for run := range 2 {
+		if run == 1 {
+			damage(t, filepath.Join(dir, "pruned"))
+		}
 		d := devtest.OpenCore(t, core.Options{CacheDir: dir})
 		x, err := core.FromSlice(d, []uint32{1, 2, 3, 4})
 		if err != nil {
@@ -609,9 +619,31 @@ func TestPipelineCache(t *testing.T) {
 		// Mesa's shader cache, where the driver is Mesa's, lies beside
 		// the pipelines in mesa/ (useMesaCache).
 		files, _ := os.ReadDir(dir)
-		files = slices.DeleteFunc(files, func(f os.DirEntry) bool { return f.IsDir() && f.Name() == "mesa" })
+		files = slices.DeleteFunc(files, func(f os.DirEntry) bool { return f.IsDir() && (f.Name() == "mesa" || f.Name() == "pruned") })
 		if len(files) != 1 || !strings.HasPrefix(files[0].Name(), "pipelines-"+d.Info().UUID) {
 			t.Fatalf("run %d: cache dir holds %v, want one pipelines-%s-*.bin", run, files, d.Info().UUID)
+		}
+		pruned, _ := filepath.Glob(filepath.Join(dir, "pruned", "*"))
+		if len(pruned) != 1 {
+			t.Fatalf("run %d: pruned/ holds %v, want copy_words's module", run, pruned)
+		}
+		if got, err := os.ReadFile(pruned[0]); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("run %d: %s holds %d bytes (%v), want copy_words pruned and its digest, %d", run, pruned[0], len(got), err, len(want))
+		}
+	}
+}
+
+// damage flips a byte of every file in dir.
+func damage(t *testing.T, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) < 100 {
+			t.Fatalf("%s: %d bytes, %v", f, len(b), err)
+		}
+		b[len(b)/2] ^= 1
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

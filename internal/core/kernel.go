@@ -1,11 +1,11 @@
 package core
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"sync"
 
-	"github.com/vkops/vkops/internal/spirv"
 	"github.com/vkops/vkops/vk"
 )
 
@@ -26,14 +26,23 @@ type Kernel struct {
 	Kinds    []BindingKind // per binding; nil means all Storage
 	PushSize int
 
-	once  sync.Once
-	spirv []byte
+	once    sync.Once
+	spirv   []byte
+	sumOnce sync.Once
+	digest  [sha256.Size]byte
 }
 
 // code returns the kernel's SPIR-V, from Module on first use.
 func (k *Kernel) code() []byte {
 	k.once.Do(func() { k.spirv = k.Module() })
 	return k.spirv
+}
+
+// sum returns the digest of the kernel's SPIR-V, which names its pruned
+// modules in the cache directory.
+func (k *Kernel) sum() [sha256.Size]byte {
+	k.sumOnce.Do(func() { k.digest = sha256.Sum256(k.code()) })
+	return k.digest
 }
 
 // BindingKind is how a kernel sees one binding.
@@ -193,10 +202,11 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 	// Greater's in 7.4 instead of 15 and Maximum's in 7.4 instead of 28,
 	// and a warm reduce-or's first call took 4.8 ms, not 10.8;
 	// bench/ab.py found the steady state no slower (elementwise: 63
-	// cases, geometric mean 0.98; reductions: 14 cases, 1.00).
+	// cases, geometric mean 0.98; reductions: 14 cases, 1.00). The
+	// cache directory keeps the pruned modules (prunedModule).
 	p, err := d.dev.NewPipeline(d.cache, vk.PipelineDesc{
 		Name:     k.Name,
-		SPIRV:    spirv.Prune(k.code(), spec),
+		SPIRV:    d.prunedModule(k, spec),
 		Bindings: binds,
 		PushSize: uint32(k.PushSize),
 		Spec:     slices.Clone(spec),

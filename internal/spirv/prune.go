@@ -86,6 +86,13 @@ const (
 	version16 = 0x00010600
 )
 
+// Version names what Prune makes of a module: vkops keeps pruned modules
+// from run to run under a name that holds it, beside the module's and
+// the constants' digests. Raise it when Prune changes so that it must
+// not reuse what an earlier Prune made, as after a fix; an improvement
+// alone need not, as every Prune's output is a correct pruning.
+const Version = 1
+
 // Prune returns code, a SPIR-V module, with each selection whose
 // condition is known from the specialization constants spec (by
 // SpecId; a constant spec does not name keeps its default) branching
