@@ -45,7 +45,7 @@ build:
 	$(GO) build ./...
 	$(GO) build -o bin/vkops ./cmd/vkops
 
-# The .comp files and spec.glsl are written from Go's tables
+# The .comp files, spec.glsl and fused_regs.glsl are written from Go's tables
 # (shaders/spec) by shaders/gen into shaders/generated, apart from the
 # hand-written GLSL in shaders/; each .comp includes an op's GLSL, which
 # includes the skeleton. make shaders writes them, then compiles every
@@ -58,7 +58,7 @@ gen-shaders:
 
 spirv: $(SPIRV)
 
-$(GEN)/%.spv: $(GEN)/%.comp $(GEN)/spec.glsl $(wildcard shaders/*.glsl)
+$(GEN)/%.spv: $(GEN)/%.comp $(GEN)/spec.glsl $(GEN)/fused_regs.glsl $(wildcard shaders/*.glsl)
 	$(GLSLC) $(GLSLC_FLAGS) -o $@ $<
 
 # check-shaders writes the sources and compiles every module into a

@@ -15,11 +15,12 @@ import (
 // a program of up to fuseMaxOps instructions over registers that each
 // hold one chunk, passed as specialization constants, so that the driver
 // compiles it into straight-line code and the pipeline cache keeps it.
-// Registers 0 to 3 are the inputs, 4 and 5 the pushed scalars, 6 + i
-// instruction i's result.
+// The registers are the inputs, then the pushed scalars, then each
+// instruction's result; shaders/spec holds their counts and the words'
+// fields, which the GLSL reads by the same names.
 const (
-	fuseMaxInputs  = 4
-	fuseMaxScalars = 2
+	fuseMaxInputs  = spec.FusedInputs
+	fuseMaxScalars = spec.FusedScalars
 	fuseMaxOps     = spec.FusedMaxOps
 	fuseRegOps     = fuseMaxInputs + fuseMaxScalars
 	// fuseMaxFold is the most elements a fold takes: the kernel indexes
@@ -39,7 +40,7 @@ var fusedElems = func() (ops [fuseMaxOps + 1]*elemOp) {
 			needs:     hasVote,
 			chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
 			probes:    []probe{{pushed: 0b1100}},
-			probeSpec: []uint32{1<<16 | 1<<6, spec.OpLT | 1<<12},
+			probeSpec: []uint32{spec.HeadOps.Put(1) | spec.HeadOutBool.Put(1), spec.InsOp.Put(spec.OpLT) | spec.InsRegB.Put(1)},
 		}).register()
 	}
 	return ops
@@ -241,7 +242,8 @@ func instrOf(n *exprNode, regs [3]uint32) uint32 {
 	if n.kind == exprMask {
 		op, boolArgs = n.mask.code, n.argDT == tensor.Bool
 	}
-	return op | b2u(boolArgs)<<4 | n.detect<<5 | regs[0]<<8 | regs[1]<<12 | regs[2]<<16
+	return spec.InsOp.Put(op) | spec.InsBoolArgs.Put(b2u(boolArgs)) | spec.InsDetect.Put(n.detect) |
+		spec.InsRegA.Put(regs[0]) | spec.InsRegB.Put(regs[1]) | spec.InsRegC.Put(regs[2])
 }
 
 // run returns the kernel's run of program p for c: its width, element
@@ -257,16 +259,17 @@ func (p *program) run(c *segment) run {
 		r.sizes[x] = vt.Size()
 	}
 	if c.dt == tensor.Bool || c.fold != spec.FoldNone {
-		head |= 1 << 6
+		head |= spec.HeadOutBool.Put(1)
 		r.sizes[fuseMaxInputs] = 1
 	}
 	for s := range p.nscalars {
 		r.bits[s] = p.scalars[s].bits
 		if p.scalars[s].dt == tensor.Bool {
-			head |= 1 << (4 + s)
+			head |= spec.HeadScalarBool.Put(1 << s)
 		}
 	}
-	head |= keyOf(vt)<<8 | c.fold<<12 | b2u(c.fm.inner != 0)<<14 | b2u(c.fm.cols)<<15 | uint32(len(p.instr))<<16
+	head |= spec.HeadKey.Put(keyOf(vt)) | spec.HeadFold.Put(c.fold) | spec.HeadFoldRows.Put(b2u(c.fm.inner != 0)) |
+		spec.HeadFoldCols.Put(b2u(c.fm.cols)) | spec.HeadOps.Put(uint32(len(p.instr)))
 	r.spec[0] = head
 	r.nspec = 1 + copy(r.spec[1:], p.instr)
 	return r
@@ -278,7 +281,7 @@ func (e *Expr) markBools(c *segment) {
 	for x, i := range c.slots {
 		if i != 0 && e.nodes[i-1].dt == tensor.Bool {
 			c.run.sizes[x] = 1
-			c.run.spec[0] |= 1 << x
+			c.run.spec[0] |= spec.HeadInBool.Put(1 << x)
 		}
 	}
 }

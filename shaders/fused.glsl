@@ -4,84 +4,74 @@
 // straight-line code over registers (ops/expr.go builds the programs).
 //
 // Registers hold one chunk of sixteen elements each (one element on the
-// element path): 0 to 3 the inputs, 4 and 5 the two pushed scalars, and
-// 6 + i the result of instruction i. A register holds bools (one byte
+// element path): the inputs, the pushed scalars, then the result of
+// each instruction (shaders/spec sets how many of each, and make
+// shaders writes the register file, fused_regs.glsl). A register holds bools (one byte
 // each) or values (W bytes each, of one element type, read as KEY says).
 // The last instruction's result is the output, stored, or with FOLD
 // folded: any of it (FOLD_ANY) or all of it (FOLD_ALL), into one bool,
 // or with FOLD_ROWS into one bool for each run of pc.foldLen elements
 // (a reduction over the innermost axes).
-#define NIN 4
 #include "spec.glsl"
+#define NIN FUSED_INPUTS
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 
-// HEAD: bits 0-3, input x is bool; bits 4-5, scalar s is bool; bit 6,
-// the output is bool; bits 8-11, KEY (of the values); bits 12-13, FOLD;
-// bit 14, FOLD_ROWS; bits 16-19, the instructions, which the module
-// defines as NINS: a module for each length holds only its slots' code.
+// HEAD, its fields (HEAD_ in shaders/spec): which inputs, scalars and
+// output are bools, KEY (of the values), FOLD, FOLD_ROWS, FOLD_COLS,
+// and the instructions, which the module defines as NINS: a module for
+// each length holds only its slots' code.
 layout(constant_id = SPEC_OP0) const uint HEAD = 0u;
-const uint KEY = (HEAD >> 8) & 15u;
-const uint FOLD = (HEAD >> 12) & 3u; // FOLD_NONE, FOLD_ANY or FOLD_ALL (spec.glsl)
+const uint KEY = FIELD(HEAD, HEAD_KEY);
+const uint FOLD = FIELD(HEAD, HEAD_FOLD); // FOLD_NONE, FOLD_ANY or FOLD_ALL (spec.glsl)
 // FOLD_ROWS: element e folds into output (e / pc.foldLen) % pc.foldKeep;
 // FOLD_COLS too, and a chunk's 16 elements into 16 outputs (foldLen 1).
-const bool FOLD_ROWS = ((HEAD >> 14) & 1u) != 0u;
-const bool FOLD_COLS = ((HEAD >> 15) & 1u) != 0u;
-#define OUT_W (((HEAD >> 6) & 1u) != 0u ? 1u : W)
-uint inW(uint x) { return ((HEAD >> x) & 1u) != 0u ? 1u : W; }
+const bool FOLD_ROWS = FIELD(HEAD, HEAD_FOLD_ROWS) != 0u;
+const bool FOLD_COLS = FIELD(HEAD, HEAD_FOLD_COLS) != 0u;
+#define OUT_W (FIELD(HEAD, HEAD_OUT_BOOL) != 0u ? 1u : W)
+uint inW(uint x) { return ((FIELD(HEAD, HEAD_IN_BOOL) >> x) & 1u) != 0u ? 1u : W; }
 #define HAS_FOLD
 #include "elementwise.glsl"
 #include "maskops.glsl"
 #include "minmaxops.glsl"
 
-// Instruction i: bits 0-3 the op (OP_EQ, ..., OP_SELECT, OP_MAX, OP_MIN,
-// OP_CLAMP); bit 4, its operands are bools (a compare, select, maximum,
-// minimum or clamp of bools); bits 5-6, IsInf's detect; bits 8-11, 12-15
-// and 16-19, the registers of its operands a, b and c (a select's cond,
-// then and else; a clamp's data, min and max).
-layout(constant_id = SPEC_OP0 + 1) const uint I0 = 0u;
-layout(constant_id = SPEC_OP0 + 2) const uint I1 = 0u;
-layout(constant_id = SPEC_OP0 + 3) const uint I2 = 0u;
-layout(constant_id = SPEC_OP0 + 4) const uint I3 = 0u;
+// The registers, the instructions I0, I1, ... and the program's runs,
+// runChunk and runElem.
+#include "fused_regs.glsl"
 
-uint opOf(uint ins) { return ins & 15u; }
-bool boolArgs(uint ins) { return ((ins >> 4) & 1u) != 0u; }
-uint detectOf(uint ins) { return (ins >> 5) & 3u; }
-uint regA(uint ins) { return (ins >> 8) & 15u; }
-uint regB(uint ins) { return (ins >> 12) & 15u; }
-uint regC(uint ins) { return (ins >> 16) & 15u; }
+// Instruction i, its fields (INS_ in shaders/spec): the op (OP_EQ, ...,
+// OP_SELECT, OP_MAX, OP_MIN, OP_CLAMP); whether its operands are bools
+// (a compare, select, maximum, minimum or clamp of bools); IsInf's
+// detect; the registers of its operands a, b and c (a select's cond,
+// then and else; a clamp's data, min and max).
+uint opOf(uint ins) { return FIELD(ins, INS_OP); }
+bool boolArgs(uint ins) { return FIELD(ins, INS_BOOL_ARGS) != 0u; }
+uint detectOf(uint ins) { return FIELD(ins, INS_DETECT); }
+uint regA(uint ins) { return FIELD(ins, INS_REG_A); }
+uint regB(uint ins) { return FIELD(ins, INS_REG_B); }
+uint regC(uint ins) { return FIELD(ins, INS_REG_C); }
+
+// The first result's register, and the program's output's.
+#define FIRST_RESULT uint(FUSED_INPUTS + FUSED_SCALARS)
+#define OUT_REG (FIRST_RESULT + uint(NINS) - 1u)
 
 // scalarW returns scalar s's element bytes.
-uint scalarW(uint s) { return ((HEAD >> (4u + s)) & 1u) != 0u ? 1u : W; }
+uint scalarW(uint s) { return ((FIELD(HEAD, HEAD_SCALAR_BOOL) >> s) & 1u) != 0u ? 1u : W; }
 
 // keyW returns how the operands of instruction ins are read, and their
 // bytes.
 uint argKey(uint ins) { return boolArgs(ins) || (opOf(ins) >= OP_AND && opOf(ins) <= OP_NOT) ? KEY_BOOL : KEY; }
 uint argW(uint ins) { return argKey(ins) == KEY_BOOL ? 1u : W; }
 
-// The registers of a chunk, one variable each, not an array: indexed by
-// the program's constants, an array of registers stayed in memory on
-// lavapipe, and a fused ReLU ran 40 times as slow as the two ops apart.
-// vec chooses a register by a chain of ifs on those constants, which
-// specialization folds to a plain read. The code reads registers a
-// vector at a time, never copying one whole into an operand array:
-// those copies were most of lavapipe's pipeline build of the fused
-// kernels (ReLU's 18 ms against 11.5, the clamp's 27 against 19).
-uvec4 R0[8], R1[8], R2[8], R3[8], R4[8], R5[8], R6[8], R7[8], R8[8], R9[8];
-
-// vec returns vector k of register r.
-uvec4 vec(uint r, uint k) {
-	if (r == 0u) return R0[k];
-	if (r == 1u) return R1[k];
-	if (r == 2u) return R2[k];
-	if (r == 3u) return R3[k];
-	if (r == 4u) return R4[k];
-	if (r == 5u) return R5[k];
-	if (r == 6u) return R6[k];
-	if (r == 7u) return R7[k];
-	if (r == 8u) return R8[k];
-	return R9[k];
-}
+// The registers of a chunk are one variable each, not an array:
+// indexed by the program's constants, an array of registers stayed in
+// memory on lavapipe, and a fused ReLU ran 40 times as slow as the two
+// ops apart. vec chooses a register by a chain of ifs on those
+// constants, which specialization folds to a plain read. The code
+// reads registers a vector at a time, never copying one whole into an
+// operand array: those copies were most of lavapipe's pipeline build
+// of the fused kernels (ReLU's 18 ms against 11.5, the clamp's 27
+// against 19).
 
 // selectChunk is select's chunk: c's bools pick the elements of w bytes
 // of register a or of register b, bit for bit, into o.
@@ -101,14 +91,6 @@ void selectChunk(uint w, uvec4 c, uint a, uint b, out uvec4 o[8]) {
 		}
 		o[k] = (vec(a, k) & m) | (vec(b, k) & ~m);
 	}
-}
-
-// instrAt returns instruction i.
-uint instrAt(uint i) {
-	if (i == 0u) return I0;
-	if (i == 1u) return I1;
-	if (i == 2u) return I2;
-	return I3;
 }
 
 // isTest reports whether op is a comparison or a classifier: one that
@@ -147,8 +129,8 @@ uvec4 lanes(uint p, uint k) {
 // tested reports whether register r holds the result of a test of
 // values, the instruction that made it in p.
 bool tested(uint r, out uint p) {
-	p = instrAt(r - 6u);
-	return r >= 6u && isTest(opOf(p)) && !boolArgs(p);
+	p = instrAt(r - FIRST_RESULT);
+	return r >= FIRST_RESULT && isTest(opOf(p)) && !boolArgs(p);
 }
 
 // step runs instruction ins on the chunk's registers into o.
@@ -204,56 +186,21 @@ uvec4 folded() {
 		}
 		return f;
 	}
-	f = flags(vec(5u + uint(NINS), 0u));
+	f = flags(vec(OUT_REG, 0u));
 	return FOLD == FOLD_ANY ? f : f ^ 0x01010101u;
 }
 
 void opChunk(uvec4 v[NIN][8], out uvec4 o[8]) {
-	R0 = v[0];
-	R1 = v[1];
-	R2 = v[2];
-	R3 = v[3];
-	for (uint k = 0u; k < scalarW(0u); k++) {
-		R4[k] = splatOf(pc.scalar[0], scalarW(0u));
-	}
-	for (uint k = 0u; k < scalarW(1u); k++) {
-		R5[k] = splatOf(pc.scalar[1], scalarW(1u));
-	}
-	step(I0, R6);
-#if NINS > 1
-	step(I1, R7);
-#endif
-#if NINS > 2
-	step(I2, R8);
-#endif
-#if NINS > 3
-	step(I3, R9);
-#endif
+	runChunk(v);
 	// A fold by columns takes the bools, in the order of their elements,
 	// which folded's lanes of a test do not keep.
 	if (FOLD != 0u && !FOLD_COLS) {
 		o[0] = folded();
 	} else {
 		for (uint k = 0u; k < W; k++) {
-			o[k] = vec(5u + uint(NINS), k);
+			o[k] = vec(OUT_REG, k);
 		}
 	}
-}
-
-// The registers of one element, as R0 to R11 are of a chunk.
-uvec2 E0, E1, E2, E3, E4, E5, E6, E7, E8, E9;
-
-uvec2 getE(uint r) {
-	if (r == 0u) return E0;
-	if (r == 1u) return E1;
-	if (r == 2u) return E2;
-	if (r == 3u) return E3;
-	if (r == 4u) return E4;
-	if (r == 5u) return E5;
-	if (r == 6u) return E6;
-	if (r == 7u) return E7;
-	if (r == 8u) return E8;
-	return E9;
 }
 
 // stepE runs instruction ins on one element's registers.
@@ -275,23 +222,8 @@ uvec2 stepE(uint ins) {
 }
 
 uvec2 opElem(uint off[NIN]) {
-	E0 = pushed(0u) ? uvec2(0u) : elemAt(0u, inW(0u), off[0]);
-	E1 = pushed(1u) ? uvec2(0u) : elemAt(1u, inW(1u), off[1]);
-	E2 = pushed(2u) ? uvec2(0u) : elemAt(2u, inW(2u), off[2]);
-	E3 = pushed(3u) ? uvec2(0u) : elemAt(3u, inW(3u), off[3]);
-	E4 = pc.scalar[0];
-	E5 = pc.scalar[1];
-	E6 = stepE(I0);
-#if NINS > 1
-	E7 = stepE(I1);
-#endif
-#if NINS > 2
-	E8 = stepE(I2);
-#endif
-#if NINS > 3
-	E9 = stepE(I3);
-#endif
-	return getE(5u + uint(NINS));
+	runElem(off);
+	return getE(OUT_REG);
 }
 
 // The fold: where this invocation saw the output's non-identity (a

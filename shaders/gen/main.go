@@ -1,5 +1,6 @@
 // Command gen writes the shader sources that come from Go's tables
-// (package shaders/spec), spec.glsl and every module's .comp file, into
+// (package shaders/spec), spec.glsl, the fused kernels' register file
+// fused_regs.glsl and every module's .comp file, into
 // the directory named by its argument, and removes the .comp files and
 // their SPIR-V that name no module. It leaves a file that is already
 // current untouched, so that make recompiles only what changed. make
@@ -31,6 +32,9 @@ func main() {
 func generate(dir string) error {
 	want := map[string]bool{}
 	if err := update(filepath.Join(dir, "spec.glsl"), spec.Header()); err != nil {
+		return err
+	}
+	if err := update(filepath.Join(dir, "fused_regs.glsl"), spec.FusedRegisters()); err != nil {
 		return err
 	}
 	for _, m := range spec.Modules() {

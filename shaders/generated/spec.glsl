@@ -60,6 +60,38 @@
 #define PATH_SHORT 2u
 #define PATH_ROWVECS 3u
 #define PATH_TINY 4u
+#define FUSED_INPUTS 4
+#define FUSED_SCALARS 2
+#define FUSED_MAX_OPS 4
+#define HEAD_IN_BOOL_SHIFT 0u
+#define HEAD_IN_BOOL_MASK 15u
+#define HEAD_SCALAR_BOOL_SHIFT 4u
+#define HEAD_SCALAR_BOOL_MASK 3u
+#define HEAD_OUT_BOOL_SHIFT 6u
+#define HEAD_OUT_BOOL_MASK 1u
+#define HEAD_KEY_SHIFT 8u
+#define HEAD_KEY_MASK 15u
+#define HEAD_FOLD_SHIFT 12u
+#define HEAD_FOLD_MASK 3u
+#define HEAD_FOLD_ROWS_SHIFT 14u
+#define HEAD_FOLD_ROWS_MASK 1u
+#define HEAD_FOLD_COLS_SHIFT 15u
+#define HEAD_FOLD_COLS_MASK 1u
+#define HEAD_OPS_SHIFT 16u
+#define HEAD_OPS_MASK 15u
+#define INS_OP_SHIFT 0u
+#define INS_OP_MASK 15u
+#define INS_BOOL_ARGS_SHIFT 4u
+#define INS_BOOL_ARGS_MASK 1u
+#define INS_DETECT_SHIFT 5u
+#define INS_DETECT_MASK 3u
+#define INS_REG_A_SHIFT 8u
+#define INS_REG_A_MASK 15u
+#define INS_REG_B_SHIFT 12u
+#define INS_REG_B_MASK 15u
+#define INS_REG_C_SHIFT 16u
+#define INS_REG_C_MASK 15u
+#define FIELD(w, f) (((w) >> f##_SHIFT) & f##_MASK)
 #define PUSH_REDUCE_INNER uint n; uint groupsX; uint firstWord; uint words; uint perInv; uint chunks; uint chunkBytes; uint inSkip; uint rowLen; uint rows; uint outSkip; uint tail; uint whole;
 #define PUSH_REDUCE_OUTER uint n; uint groupsX; uint firstUnit; uint units; uint perInv; uint blocks; uint blockRows; uint rows; uint cSpan; uint batches; uint rowStride; uint batchStride; uint inSkip; uint outSkip; uint tail; uint whole;
 #define PUSH_REDUCE_GENERAL uint n; uint groupsX; uint first; uint inSkip; uint outFirst; uint outCount; uint outSkip; uint rank; uint reduced; uint dims[16];

@@ -96,9 +96,6 @@ func (op ElementwiseOp) Has(r Role) bool {
 	return false
 }
 
-// FusedMaxOps is the most instructions of a fused program.
-const FusedMaxOps = 4
-
 // FusedName returns the fused kernels' op of programs of n instructions.
 func FusedName(n int) string { return fmt.Sprintf("fused%d", n) }
 
@@ -192,6 +189,7 @@ func Header() string {
 			fmt.Fprintf(&b, "#define %s %du\n", name, v)
 		}
 	}
+	b.WriteString(fusedHeader())
 	for _, l := range pushLayouts {
 		fmt.Fprintf(&b, "#define %s%s\n", l.name, pushMembers(reflect.TypeOf(l.v)))
 	}
