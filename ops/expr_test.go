@@ -340,10 +340,11 @@ func pageProfiles(t *testing.T) []pageProfile {
 	return []pageProfile{{usual, &cpuChunks}, {usual, &gpuProfile}, {small, &cpuChunks}, {small, &gpuProfile}}
 }
 
-// cpuChunks is the CPU profile with the ops' own chunks at any size.
+// cpuChunks is the CPU profile with the ops' own chunks and their
+// vector paths at any size.
 var cpuChunks = func() profile {
 	p := cpuProfile
-	p.minChunks = 0
+	p.minChunks, p.elementsMax = 0, 0
 	return p
 }()
 

@@ -264,7 +264,8 @@ func fillWord(bits uint64, w int) (uint32, bool) {
 // dispatches (modeWhole, modeSeams, modeEnds); rows shorter than a
 // vector of 16 elements run in blocks of whole rows (modeRows), the
 // piece's last elements and short rows in pieces that do not start on
-// such a block element by element (modeAll). No kernel holds both
+// such a block element by element (modeAll), as do pieces of at most
+// the profile's elementsMax elements. No kernel holds both
 // paths: on SIMD-on-CPU drivers such as lavapipe, a path that any lane
 // of a SIMD group might take costs every lane its time, and the other
 // path's code slowed even the blocks that skipped it.
@@ -272,7 +273,7 @@ func (r *run) planBox(dst []launch, b *box, t *target) []launch {
 	p := r.newBoxPlan(b, t)
 	n, kd0, first := b.n(), b.dims[0], b.base[r.op.inputs]
 	switch {
-	case t.prof.general:
+	case t.prof.general || n <= t.prof.elementsMax:
 		return append(dst, p.launch(spec.ModeAll, 0, p.elems))
 	case p.rowChunks != 0:
 		// Blocks of several rows, then the rows after the last whole

@@ -9,6 +9,12 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
+// The tests reach the vector paths with small shapes, which the CPU
+// profile itself runs element by element (elementsMax) as the general
+// path does, which every fast path is checked against; TestSmallPieces
+// checks that choice.
+func init() { cpuProfile.elementsMax = 0 }
+
 // FuzzPlan draws an elementwise op (select's three inputs, a mask op's
 // two or a fused kernel's four, the last two of them perhaps pushed
 // scalars), their shapes,
@@ -61,6 +67,7 @@ func FuzzPlan(f *testing.F) {
 		prof.general = profSel%3 == 2
 		prof.rowsMin = []uint32{0, elementwiseRowsMin}[profSel/3%2]
 		prof.minChunks = []uint64{0, cpuProfile.minChunks}[profSel/3%2]
+		prof.elementsMax = []uint32{0, cpuElementsMax}[profSel/3%2]
 		page := uint64(4096) << (pageLog % 6)
 		tg := target{prof: &prof, page: page, span: int(page >> (pageLog / 6 % 3)), align: 16 << (profSel / 6 % 3),
 			group: 64, grid: [3]uint32{65535, 65535, 65535}}
@@ -191,6 +198,54 @@ func simBlock(i, mode, first, skip, n, dim0, e uint32) (e0, lo, hi uint32, ok bo
 	}
 	lo, hi = max(e0, first+skip), min(e0+e, end)
 	return e0, lo, hi, e0 < end
+}
+
+// On the CPU profile pieces of at most elementsMax elements run element
+// by element, whose pipelines build faster, and larger ones by vectors;
+// on the GPU profile every whole piece runs by vectors.
+func TestSmallPieces(t *testing.T) {
+	cpu := cpuProfile
+	cpu.elementsMax = cpuElementsMax
+	most := cpuElementsMax
+	for _, c := range []struct {
+		op   *elemOp
+		prof profile
+		n    int
+		want uint32
+	}{
+		{fusedElems[2], cpu, 1024, spec.ModeAll},
+		{fusedElems[2], cpu, most, spec.ModeAll},
+		{fusedElems[2], cpu, most + 16, spec.ModeWhole},
+		{fusedElems[2], gpuProfile, 1024, spec.ModeWhole},
+		{maskElem, cpu, 1024, spec.ModeAll},
+		{maskElem, cpu, 2 * most, spec.ModeWhole},
+		{selectElem, gpuProfile, 1024, spec.ModeWhole},
+	} {
+		shape := tensor.Shape{c.n}
+		ins := make([]tensor.Shape, c.op.inputs)
+		r := c.op.newRun(4)
+		for x := range ins {
+			ins[x] = shape
+			r.ts[x] = &device.Tensor{}
+		}
+		r.ts[c.op.inputs] = &device.Tensor{}
+		l := newLayout(shape, ins...)
+		tg := target{prof: &c.prof, page: 1 << 30, span: 1 << 30, align: 16, group: 64, grid: [3]uint32{65535, 65535, 65535}}
+		plan := r.appendPlan(nil, &l, &tg)
+		if len(plan) != 1 || plan[0].spec[spec.Mode] != c.want {
+			t.Errorf("%s on %d f32, %s profile: %d launches (%v); want one in mode %d",
+				c.op.name, c.n, c.prof.name, len(plan), modes(plan), c.want)
+		}
+	}
+}
+
+// modes returns the modes of a plan's launches.
+func modes(plan []launch) []uint32 {
+	var m []uint32
+	for _, ln := range plan {
+		m = append(m, ln.spec[spec.Mode])
+	}
+	return m
 }
 
 // Every kernel family's push constants fit a launch and the 128 bytes
