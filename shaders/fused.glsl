@@ -1,17 +1,18 @@
 // The fused kernels' hooks in the elementwise skeleton (elementwise.glsl):
-// a chain of element ops (masks, select, Maximum, Minimum, Clamp) run as one pass, its program in
-// specialization constants, so that the driver itself compiles it into
-// straight-line code over registers (ops/expr.go builds the programs).
+// a chain of element ops (masks, select, Maximum, Minimum, Clamp) run as
+// one pass, its program in specialization constants, so that the driver
+// itself compiles it into straight-line code over registers (ops/expr.go
+// builds the programs).
 //
 // Registers hold one chunk of sixteen elements each (one element on the
 // element path): the inputs, the pushed scalars, then the result of
-// each instruction (shaders/spec sets how many of each, and make
-// shaders writes the register file, fused_regs.glsl). A register holds bools (one byte
-// each) or values (W bytes each, of one element type, read as KEY says).
-// The last instruction's result is the output, stored, or with FOLD
-// folded: any of it (FOLD_ANY) or all of it (FOLD_ALL), into one bool,
-// or with FOLD_ROWS into one bool for each run of pc.foldLen elements
-// (a reduction over the innermost axes).
+// each instruction (shaders/spec sets how many of each, and make shaders
+// writes the register file, fused_regs.glsl). A register holds bools
+// (one byte each) or values (W bytes each, of one element type, read as
+// KEY says). The last instruction's result is the output, stored, or
+// with FOLD folded: any of it (FOLD_ANY) or all of it (FOLD_ALL), into
+// one bool, or with FOLD_ROWS into one bool for each run of pc.foldLen
+// elements (a reduction over the innermost axes).
 #include "spec.glsl"
 #define NIN FUSED_INPUTS
 #extension GL_KHR_shader_subgroup_basic : require
