@@ -22,7 +22,7 @@ const (
 	fuseMaxInputs  = spec.FusedInputs
 	fuseMaxScalars = spec.FusedScalars
 	fuseMaxOps     = spec.FusedMaxOps
-	fuseRegOps     = fuseMaxInputs + fuseMaxScalars
+	fuseRegOps     = spec.FusedFirstResult
 	// fuseMaxFold is the most elements a fold takes: the kernel indexes
 	// them from the piece's first in 32 bits.
 	fuseMaxFold = math.MaxInt32

@@ -52,9 +52,8 @@ uint regA(uint ins) { return FIELD(ins, INS_REG_A); }
 uint regB(uint ins) { return FIELD(ins, INS_REG_B); }
 uint regC(uint ins) { return FIELD(ins, INS_REG_C); }
 
-// The first result's register, and the program's output's.
-#define FIRST_RESULT uint(FUSED_INPUTS + FUSED_SCALARS)
-#define OUT_REG (FIRST_RESULT + uint(NINS) - 1u)
+// The program's output's register.
+#define OUT_REG (FUSED_FIRST_RESULT + uint(NINS) - 1u)
 
 // scalarW returns scalar s's element bytes.
 uint scalarW(uint s) { return ((FIELD(HEAD, HEAD_SCALAR_BOOL) >> s) & 1u) != 0u ? 1u : W; }
@@ -130,8 +129,8 @@ uvec4 lanes(uint p, uint k) {
 // tested reports whether register r holds the result of a test of
 // values, the instruction that made it in p.
 bool tested(uint r, out uint p) {
-	p = instrAt(r - FIRST_RESULT);
-	return r >= FIRST_RESULT && isTest(opOf(p)) && !boolArgs(p);
+	p = instrAt(r - FUSED_FIRST_RESULT);
+	return r >= FUSED_FIRST_RESULT && isTest(opOf(p)) && !boolArgs(p);
 }
 
 // step runs instruction ins on the chunk's registers into o.

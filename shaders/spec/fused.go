@@ -17,9 +17,12 @@ const (
 	FusedInputs  = 4 // registers 0 to FusedInputs-1
 	FusedScalars = 2 // the registers after the inputs
 	FusedMaxOps  = 4 // the most instructions of a program, whose results take the last registers
+	// FusedFirstResult is the register of the first instruction's
+	// result.
+	FusedFirstResult = FusedInputs + FusedScalars
 	// FusedRegs is the registers of a program of FusedMaxOps
 	// instructions.
-	FusedRegs = FusedInputs + FusedScalars + FusedMaxOps
+	FusedRegs = FusedFirstResult + FusedMaxOps
 )
 
 // A Field is bits of a program's word.
@@ -62,7 +65,8 @@ var (
 // each field's shift and mask.
 func fusedHeader() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#define FUSED_INPUTS %d\n#define FUSED_SCALARS %d\n#define FUSED_MAX_OPS %d\n", FusedInputs, FusedScalars, FusedMaxOps)
+	fmt.Fprintf(&b, "#define FUSED_INPUTS %d\n#define FUSED_SCALARS %d\n#define FUSED_MAX_OPS %d\n#define FUSED_FIRST_RESULT %du\n",
+		FusedInputs, FusedScalars, FusedMaxOps, FusedFirstResult)
 	for _, f := range append(headFields[:len(headFields):len(headFields)], insFields...) {
 		fmt.Fprintf(&b, "#define %s_SHIFT %du\n#define %s_MASK %du\n", f.Name, f.Shift, f.Name, uint32(1)<<f.Bits-1)
 	}
@@ -141,7 +145,7 @@ func steps(b *strings.Builder, format string) {
 		if i > 0 {
 			fmt.Fprintf(b, "#if NINS > %d\n", i)
 		}
-		fmt.Fprintf(b, format, i, FusedInputs+FusedScalars+i)
+		fmt.Fprintf(b, format, i, FusedFirstResult+i)
 		if i > 0 {
 			b.WriteString("#endif\n")
 		}
