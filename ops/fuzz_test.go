@@ -603,14 +603,14 @@ func FuzzReducePlan(f *testing.F) {
 }
 
 // checkReduceLaunches checks the launches that plan pass p on pages of
-// page bytes, with both profiles' tunings: each kernel launch binds
+// page bytes, with both profiles' tunings and the tests' small one: each kernel launch binds
 // bytes of one page of its input and one of its output, each as many as
 // its grid has room for invocations, and a fill comes first or not at
 // all.
 func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 	t.Helper()
 	tg := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
-	for _, tu := range []*reduceTune{&reduceTuning, &reduceTuningGPU} {
+	for _, tu := range []*reduceTune{&reduceTuning, &reduceTuningGPU, &reduceSmallTuning} {
 		for i, ln := range tu.planPass(nil, p, &tg, reduceAndOp) {
 			if ln.kind == launchFill {
 				if i != 0 || ln.word != 0x01010101 {

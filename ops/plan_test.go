@@ -12,8 +12,16 @@ import (
 // The tests reach the vector paths with small shapes, which the CPU
 // profile itself runs element by element (elementsMax) as the general
 // path does, which every fast path is checked against; TestSmallPieces
-// checks that choice.
-func init() { cpuProfile.elementsMax = 0 }
+// checks that choice. So too the reductions' reading paths, which it
+// runs on reduce_small.glsl below smallMax bytes (TestReduceSmall; the
+// small kernel is checked with the rest in TestReducePlansAgainstGeneral).
+func init() {
+	cpuProfile.elementsMax = 0
+	reduceTuning.smallMax = 0
+}
+
+// shippedReduceTuning is reduceTuning as the CPU profile ships it.
+var shippedReduceTuning = reduceTuning
 
 // FuzzPlan draws an elementwise op (select's three inputs, a mask op's
 // two or a fused kernel's four, the last two of them perhaps pushed

@@ -97,7 +97,9 @@ var reduceFamilies = [reduceClasses]*family{
 	}),
 }
 
-func (c reduceClass) String() string { return [...]string{"rows", "split", "cols", "general"}[c] }
+func (c reduceClass) String() string {
+	return [...]string{"rows", "split", "cols", "general", "small"}[c]
+}
 
 // reduceMeasured is the reduction each class is measured by: one pass
 // of that class over 16 MiB, large enough that a dispatch's fixed cost
@@ -305,6 +307,8 @@ func (r *reducer) variant(c reduceClass) (*variant, error) {
 	switch {
 	case c == reduceGeneralClass:
 		return reduceGeneral, nil
+	case c == reduceSmallClass:
+		return reduceSmall, nil
 	case r.only != nil:
 		return r.only, nil
 	}

@@ -16,9 +16,17 @@ import (
 // general profile runs it everywhere.
 var reduceGeneral = &variant{name: "general", kernel: kernel[spec.ReduceGeneralPush]("reduce_general", 2)}
 
-// reduceGeneralClass is the class of the general path's launches, which
-// run reduceGeneral whatever the families choose.
-const reduceGeneralClass = reduceClasses
+// reduceSmall is the small passes' variant: one kernel
+// (shaders/reduce_small.glsl), an invocation per output word, which the
+// CPU profile runs for passes of a few KiB (reduceTune.smallMax).
+var reduceSmall = &variant{name: "small", kernel: reduceTexelKernel[spec.ReduceSmallPush]("reduce_small")}
+
+// The classes of the launches that run one kernel whatever the families
+// choose: the general path's and the small passes'.
+const (
+	reduceGeneralClass = reduceClasses + iota
+	reduceSmallClass
+)
 
 // runGeneral reduces data, of the given shape, into out by the general
 // path (planGeneral).

@@ -11,6 +11,15 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
+// reduceSmallTuning is the CPU profile's tuning with passes of up to 1
+// MiB small: the tests run every pass of their shapes that lies in one
+// page on reduce_small.glsl with it.
+var reduceSmallTuning = func() reduceTune {
+	tu := reduceTuning
+	tu.smallMax = 1 << 20
+	return tu
+}()
+
 // reduceCase is one reduction to check: its data's shape and axes.
 type reduceCase struct {
 	shape tensor.Shape
@@ -73,12 +82,14 @@ func randomReduceCases(rng *rand.Rand, n int) []reduceCase {
 // reducePathCases and seeded random shapes and axis sets, every
 // reduction (reduceOps) against its plain-Go twin, with and without
 // keep_dims, on data of every density, with the CPU
-// profile's plans, the GPU profile's and the general one's, on the usual
+// profile's plans, the GPU profile's, the general one's and the CPU
+// profile's with every pass on one page small (reduce_small.glsl), on the usual
 // pages and, where the data spans more than one, on 4 KiB pages. All
 // must give cpuref's bytes. -short runs fewer random cases.
 func TestReducePlansAgainstGeneral(t *testing.T) {
-	profiles := []profile{cpuProfile, gpuProfile, cpuProfile}
+	profiles := []profile{cpuProfile, gpuProfile, cpuProfile, cpuProfile}
 	profiles[2].name, profiles[2].general = "general", true
+	profiles[3].name, profiles[3].reduce = "small", &reduceSmallTuning
 	t.Cleanup(func() { forcedProfile.Store(nil) })
 	random := 24
 	if testing.Short() {
@@ -115,7 +126,7 @@ func TestReducePlansAgainstGeneral(t *testing.T) {
 				n++
 			}
 		}
-		t.Logf("page %d: %d reductions, each on 3 profiles", page, n)
+		t.Logf("page %d: %d reductions, each on %d profiles", page, n, len(profiles))
 	}
 }
 

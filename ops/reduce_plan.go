@@ -66,14 +66,26 @@ var reduceTuning = reduceTune{
 	// shader's stores: the bytes of a reduction over size-1 axes are
 	// copied, then made 0 or 1 in place where they are not.
 	copyIdentity: true,
+	// lavapipe compiles a kernel at its first dispatch: a reduction of
+	// bool[32 128] over axis 1 took 56-61 ms cold (empty caches) on the
+	// reading paths, 30-40 on reduce_small.glsl (fresh processes, in
+	// turn). Passes of 4 KiB took the same device time on either
+	// ([32 128] over each axis and both, [30 6]: within 5%, 400 runs
+	// each in turn), a launch's cost being all there is.
+	smallMax: cpuReduceSmallMax,
 }
+
+// cpuReduceSmallMax is the CPU profile's reduceTune.smallMax.
+const cpuReduceSmallMax = 4 << 10
 
 // reduceTuningGPU is reduceTuning for GPUs, which hide memory latency
 // with many invocations in flight (an H100 holds 270,000), each reading
 // little: lavapipe's tuning read [4096,16384] rows at 34 GB/s there, this
 // one at 1.8 TB/s. BenchmarkReduceTuning chose it on an H100, one knob at
 // a time from a first guess (groupSize 256, target 2^18, minWork 1 KiB,
-// minChunk 512, vecs 2), which the suite's shapes ran 1.31x slower.
+// minChunk 512, vecs 2), which the suite's shapes ran 1.31x slower. No
+// pass is small (smallMax 0): a GPU's first call has not been measured
+// on reduce_small.glsl.
 var reduceTuningGPU = reduceTune{
 	groupSize:  128,
 	target:     1 << 20,
@@ -106,6 +118,10 @@ type reduceTune struct {
 	// before its pass makes them 0 or 1 in place (reducer.identity),
 	// rather than have the mask kernel write them.
 	copyIdentity bool
+	// smallMax is the most bytes a pass may read to run whole in one
+	// dispatch of reduce_small.glsl (smallPlan), a kernel quick to
+	// compile; 0 runs none there.
+	smallMax uint64
 }
 
 // The planning functions append to a slice the caller passes, as
@@ -417,6 +433,9 @@ const reduceMaxTiny = 15
 func (tu *reduceTune) planPass(dst []launch, ps reducePass, t *target, op *reduceOp) []launch {
 	var pieceBuf [4]reducePiece
 	pieces := ps.pieces(pieceBuf[:0], t.page)
+	if len(pieces) == 1 && ps.r > 1 && ps.r <= reduceSmallRows && ps.b*ps.r*ps.c <= tu.smallMax {
+		return append(dst, tu.smallPlan(ps, t, op))
+	}
 	fill := len(dst)
 	dst = append(dst, launch{kind: launchFill, word: op.identityWord()})
 	shared := len(pieces) > 1
@@ -455,6 +474,34 @@ func (tu *reduceTune) finish(ln *launch, t *target, op *reduceOp) {
 	g.N, g.GroupsX = ln.invocations, ln.grid[0]
 	ln.setSpec(uint32(spec.RGroup), uint32(tu.groupSize))
 	ln.setSpec(uint32(spec.RFold), op.fold)
+}
+
+// reduceSmallRows is the most rows reduce_small.glsl folds into an output
+// byte. lavapipe ends every loop of an invocation after 65535 iterations
+// of them all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently: one
+// invocation folds four columns, a loop iteration a row.
+const reduceSmallRows = 1 << 13
+
+// smallPlan plans pass ps of op, whose input and output each lie in one
+// page from its first byte, as one launch of reduce_small.glsl: an
+// invocation for each output word.
+func (tu *reduceTune) smallPlan(ps reducePass, t *target, op *reduceOp) launch {
+	outputs := ps.b * ps.c
+	ln := launch{kind: launchKernel, class: reduceSmallClass, invocations: uint32(reduceCeil(outputs, 4))}
+	ln.ranges[0], ln.ranges[1] = [2]uint64{0, ps.b * ps.r * ps.c}, [2]uint64{0, outputs}
+	setPush(&ln, &spec.ReduceSmallPush{Outputs: uint32(outputs), Rows: uint32(ps.r), Cols: uint32(ps.c)})
+	tu.finish(&ln, t, op)
+	path := spec.ReducePathSmallBytes
+	switch {
+	case ps.inner() && ps.r%16 == 0:
+		path = spec.ReducePathSmallVecs
+	case ps.inner():
+		path = spec.ReducePathSmallRows
+	case ps.c%4 == 0:
+		path = spec.ReducePathSmallWords
+	}
+	ln.setSpec(uint32(spec.RPath), uint32(path))
+	return ln
 }
 
 // innerPlan plans piece p of inner pass ps, whose bindings start inSkip

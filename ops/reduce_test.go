@@ -337,6 +337,9 @@ func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string 
 // reduceLaunchString describes a reduction's kernel launch: its class,
 // invocations and the constants that choose how it reads.
 func reduceLaunchString(ln *launch) string {
+	if ln.class == reduceSmallClass {
+		return fmt.Sprintf("%v n=%d %s", ln.class, ln.invocations, spec.ReducePathName(ln.spec[spec.RPath]))
+	}
 	if ln.class == reduceCols {
 		o := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
 		s := fmt.Sprintf("%v n=%d perInv=%d blocks=%d vec=%d vecs=%d", ln.class, ln.invocations, o.PerInv, o.Blocks,
@@ -520,5 +523,49 @@ func TestAllAxesIdentity(t *testing.T) {
 	defer x.Free()
 	if _, err := ReduceLogicalOr(x, []int{AllAxes[0]}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("axis %d: %v, want ErrInvalid", AllAxes[0], err)
+	}
+}
+
+// On the CPU profile a pass of at most smallMax bytes that lies in one
+// page runs whole on reduce_small.glsl, an invocation an output word;
+// larger passes, passes over several pages or of more than
+// reduceSmallRows rows, the identity's rows of one byte and every pass
+// on the GPU profile take the reading paths.
+func TestReduceSmall(t *testing.T) {
+	cpu := shippedReduceTuning
+	most := cpuReduceSmallMax
+	for _, c := range []struct {
+		tu      reduceTune
+		page    uint64
+		shape   tensor.Shape
+		reduced []bool
+		want    string
+	}{
+		{cpu, 1 << 27, tensor.Shape{32, 128}, []bool{false, true}, "[32 128 1] small n=8 PATH_SMALL_VECS"},
+		{cpu, 1 << 27, tensor.Shape{32, 100}, []bool{false, true}, "[32 100 1] small n=8 PATH_SMALL_ROWS"},
+		{cpu, 1 << 27, tensor.Shape{32, 128}, []bool{true, false}, "[1 32 128] small n=32 PATH_SMALL_WORDS"},
+		{cpu, 1 << 27, tensor.Shape{30, 6}, []bool{true, false}, "[1 30 6] small n=2 PATH_SMALL_BYTES"},
+		{cpu, 1 << 27, tensor.Shape{most}, []bool{true}, fmt.Sprintf("[1 %d 1] small n=1 PATH_SMALL_VECS", most)},
+		{cpu, 1 << 27, tensor.Shape{4, 8, 16}, []bool{true, false, true}, "[32 16 1] small n=8 PATH_SMALL_VECS; [1 4 8] small n=2 PATH_SMALL_WORDS"},
+		{cpu, 1 << 27, tensor.Shape{most + 1}, []bool{true}, fmt.Sprintf("[1 %d 1] rows n=1 perInv=1 chunks=1 PATH_MASKED", most+1)},
+		// lavapipe ends an invocation's loops after 65535 iterations.
+		{reduceSmallTuning, 1 << 27, tensor.Shape{2, reduceSmallRows}, []bool{false, true}, fmt.Sprintf("[2 %d 1] small n=1 PATH_SMALL_VECS", reduceSmallRows)},
+		{reduceSmallTuning, 1 << 27, tensor.Shape{2, reduceSmallRows + 1}, []bool{false, true}, fmt.Sprintf("[2 %d 1] rows n=1 perInv=1 chunks=1 PATH_MASKED", reduceSmallRows+1)},
+		{cpu, 1024, tensor.Shape{32, 64}, []bool{true, false}, "[1 32 64] cols n=4 perInv=1 blocks=1 vec=1 vecs=1"},
+		{cpu, 1 << 27, tensor.Shape{7, 1, 9}, []bool{false, true, false}, "[63 1 1] rows n=1 perInv=1024 chunks=1 PATH_TINY"},
+		{reduceTuningGPU, 1 << 27, tensor.Shape{32, 128}, []bool{false, true}, "[32 128 1] rows n=8 perInv=1 chunks=1 PATH_ROWVECS"},
+	} {
+		var plan []string
+		tg := target{page: c.page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
+		for _, p := range c.tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, c.shape, c.reduced))) {
+			ln := c.tu.planPass(nil, p, &tg, reduceOrOp)[0]
+			if ln.kind == launchFill {
+				ln = c.tu.planPass(nil, p, &tg, reduceOrOp)[1]
+			}
+			plan = append(plan, fmt.Sprintf("%v %s", []uint64{p.b, p.r, p.c}, reduceLaunchString(&ln)))
+		}
+		if got := strings.Join(plan, "; "); got != c.want {
+			t.Errorf("%v reduced %v, smallMax %d, pages of %d:\n got %s\nwant %s", c.shape, c.reduced, c.tu.smallMax, c.page, got, c.want)
+		}
 	}
 }

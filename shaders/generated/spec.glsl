@@ -60,6 +60,10 @@
 #define PATH_SHORT 2u
 #define PATH_ROWVECS 3u
 #define PATH_TINY 4u
+#define PATH_SMALL_VECS 5u
+#define PATH_SMALL_ROWS 6u
+#define PATH_SMALL_WORDS 7u
+#define PATH_SMALL_BYTES 8u
 #define FUSED_INPUTS 4
 #define FUSED_SCALARS 2
 #define FUSED_MAX_OPS 4
@@ -95,6 +99,7 @@
 #define FIELD(w, f) (((w) >> f##_SHIFT) & f##_MASK)
 #define PUSH_REDUCE_INNER uint n; uint groupsX; uint firstWord; uint words; uint perInv; uint chunks; uint chunkBytes; uint inSkip; uint rowLen; uint rows; uint outSkip; uint tail; uint whole;
 #define PUSH_REDUCE_OUTER uint n; uint groupsX; uint firstUnit; uint units; uint perInv; uint blocks; uint blockRows; uint rows; uint cSpan; uint batches; uint rowStride; uint batchStride; uint inSkip; uint outSkip; uint tail; uint whole;
+#define PUSH_REDUCE_SMALL uint n; uint groupsX; uint outputs; uint rows; uint cols;
 #define PUSH_REDUCE_GENERAL uint n; uint groupsX; uint first; uint inSkip; uint outFirst; uint outCount; uint outSkip; uint rank; uint reduced; uint dims[16];
 #define PUSH_ELEMENTWISE uint dims[8]; uint magic[8]; uint shifts[2]; uint masks; uint base[5]; uint groupsX; uint skip; uvec2 scalar[2]; uint foldLen; uint foldKeep;
 #define PUSH_EXPAND uint vecs; uint groupsX; uint first; uint r; uint magic; uint shift; uint base; uint last;

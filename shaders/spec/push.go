@@ -58,6 +58,16 @@ type ReduceOuterPush struct {
 	Whole       uint32 // 1: the batches' rows all lie in this dispatch
 }
 
+// ReduceSmallPush is reduce_small.glsl's push constants: a whole pass,
+// its input viewed as [B, Rows, Cols] bytes from its binding's first
+// byte, and its output as [B, Cols].
+type ReduceSmallPush struct {
+	Grid
+	Outputs uint32 // output bytes, B * Cols
+	Rows    uint32 // rows folded into each output byte
+	Cols    uint32 // output bytes per batch, and input bytes per row
+}
+
 // GeneralRank is the most dimensions reduce_general.glsl takes.
 const GeneralRank = 16
 
@@ -120,6 +130,7 @@ var pushLayouts = []struct {
 }{
 	{"PUSH_REDUCE_INNER", ReduceInnerPush{}},
 	{"PUSH_REDUCE_OUTER", ReduceOuterPush{}},
+	{"PUSH_REDUCE_SMALL", ReduceSmallPush{}},
 	{"PUSH_REDUCE_GENERAL", ReduceGeneralPush{}},
 	{"PUSH_ELEMENTWISE", ElementwisePush{}},
 	{"PUSH_EXPAND", ExpandPush{}},

@@ -104,16 +104,17 @@ var keyNames = [...]string{KeyUint: "KEY_UINT", KeyInt: "KEY_INT", KeyBool: "KEY
 	KeyBF16: "KEY_BF16", KeyF32: "KEY_F32", KeyF64: "KEY_F64"}
 
 // RID is the id of a specialization constant of the reduction kernels
-// (reduce_inner.glsl, reduce_outer.glsl, reduce_general.glsl), which
-// declare each as SPEC_R_NAME from RNames. Each kernel uses the ids it
-// needs; Go passes every id up to the highest one it uses, the others 0.
+// (reduce_inner.glsl, reduce_outer.glsl, reduce_small.glsl,
+// reduce_general.glsl), which declare each as SPEC_R_NAME from RNames.
+// Each kernel uses the ids it needs; Go passes every id up to the
+// highest one it uses, the others 0.
 type RID uint32
 
 // The reduction kernels' specialization constants.
 const (
 	RGroup   RID = iota // invocations per workgroup in X
 	RFold               // the fold: FoldAny, FoldAll, FoldXor
-	RPath               // reduce_inner: how rows are read (ReducePath*)
+	RPath               // reduce_inner, reduce_small: how rows are read (ReducePath*)
 	RLong               // reduce_inner: rows hold enough vectors for the unrolled loop
 	RRowVecs            // reduce_inner, ReducePathRowVecs: the vectors of each row
 	RTiny               // reduce_inner, ReducePathTiny: the bytes of each row
@@ -140,19 +141,24 @@ const (
 // foldNames are the folds' GLSL names, by value.
 var foldNames = [...]string{FoldNone: "FOLD_NONE", FoldAny: "FOLD_ANY", FoldAll: "FOLD_ALL", FoldXor: "FOLD_XOR"}
 
-// The reading paths of reduce_inner.glsl (RPath); ops/reduce_plan.go
-// says when each is taken.
+// The reading paths of reduce_inner.glsl and reduce_small.glsl (RPath);
+// ops/reduce_plan.go says when each is taken.
 const (
-	ReducePathVectors = iota // rows of whole, aligned 16-byte vectors
-	ReducePathMasked         // rows of 32 bytes or more, anywhere
-	ReducePathShort          // rows of fewer than 32 bytes
-	ReducePathRowVecs        // rows of a few whole vectors, one invocation each
-	ReducePathTiny           // rows of 1 to 15 bytes, sixteen to an output vector
+	ReducePathVectors    = iota // rows of whole, aligned 16-byte vectors
+	ReducePathMasked            // rows of 32 bytes or more, anywhere
+	ReducePathShort             // rows of fewer than 32 bytes
+	ReducePathRowVecs           // rows of a few whole vectors, one invocation each
+	ReducePathTiny              // rows of 1 to 15 bytes, sixteen to an output vector
+	ReducePathSmallVecs         // reduce_small: contiguous rows (one column) of whole vectors
+	ReducePathSmallRows         // reduce_small: contiguous rows (one column), by words
+	ReducePathSmallWords        // reduce_small: columns four to a word in every row
+	ReducePathSmallBytes        // reduce_small: any columns, a byte at a time
 )
 
 // reducePathNames are the paths' GLSL names, by value.
 var reducePathNames = [...]string{ReducePathVectors: "PATH_VECTORS", ReducePathMasked: "PATH_MASKED",
-	ReducePathShort: "PATH_SHORT", ReducePathRowVecs: "PATH_ROWVECS", ReducePathTiny: "PATH_TINY"}
+	ReducePathShort: "PATH_SHORT", ReducePathRowVecs: "PATH_ROWVECS", ReducePathTiny: "PATH_TINY",
+	ReducePathSmallVecs: "PATH_SMALL_VECS", ReducePathSmallRows: "PATH_SMALL_ROWS", ReducePathSmallWords: "PATH_SMALL_WORDS", ReducePathSmallBytes: "PATH_SMALL_BYTES"}
 
 // ReducePathName returns path's GLSL name, as plans print it.
 func ReducePathName(path uint32) string {
