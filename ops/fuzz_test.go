@@ -603,14 +603,16 @@ func FuzzReducePlan(f *testing.F) {
 }
 
 // checkReduceLaunches checks the launches that plan pass p on pages of
-// page bytes, with both profiles' tunings and the tests' small one: each kernel launch binds
-// bytes of one page of its input and one of its output, each as many as
-// its grid has room for invocations, and a fill comes first or not at
-// all.
+// page bytes, with both profiles' tunings (the CPU's with and without
+// small passes) and the tests' small one: each kernel launch binds bytes
+// of one page of its input and one of its output, each as many as its
+// grid has room for invocations, no invocation runs more loop
+// iterations than lavapipe allows (reduceLoopBound), and a fill comes
+// first or not at all.
 func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 	t.Helper()
 	tg := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
-	for _, tu := range []*reduceTune{&reduceTuning, &reduceTuningGPU, &reduceSmallTuning} {
+	for _, tu := range []*reduceTune{&reduceTuning, &shippedReduceTuning, &reduceTuningGPU, &reduceSmallTuning} {
 		for i, ln := range tu.planPass(nil, p, &tg, reduceAndOp) {
 			if ln.kind == launchFill {
 				if i != 0 || ln.word != 0x01010101 {
@@ -626,6 +628,10 @@ func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 				if r[0] >= r[1] || r[0]/page != (r[1]-1)/page {
 					t.Fatalf("pass %+v page %d: launch %d binds bytes %v of operand %d", p, page, i, r, x)
 				}
+			}
+			if n := reduceLoopBound(&ln); n > lavapipeLoopMax {
+				t.Fatalf("pass %+v page %d: launch %d (%s) may run %d loop iterations an invocation, lavapipe at most %d",
+					p, page, i, reduceLaunchString(&ln), n, lavapipeLoopMax)
 			}
 		}
 	}

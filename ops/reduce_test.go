@@ -353,6 +353,47 @@ func reduceLaunchString(ln *launch) string {
 	return fmt.Sprintf("%v n=%d perInv=%d chunks=%d %s", ln.class, ln.invocations, in.PerInv, in.Chunks, spec.ReducePathName(ln.spec[spec.RPath]))
 }
 
+// lavapipeLoopMax is the most loop iterations lavapipe runs in an
+// invocation, of all its loops together: past it every loop exits,
+// silently (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, Mesa 22.3).
+const lavapipeLoopMax = 65535
+
+// reduceLoopBound returns an upper bound on the loop iterations one
+// invocation of reduction launch ln runs, from its kernel's loops:
+// reduce_small.glsl's, reduce_inner.glsl's (with STEP 4, the storage
+// buffer variant's, the more iterations) and reduce_outer.glsl's.
+func reduceLoopBound(ln *launch) uint64 {
+	switch ln.class {
+	case reduceSmallClass:
+		p := (*spec.ReduceSmallPush)(unsafe.Pointer(&ln.push))
+		return 4 + 4*(uint64(p.Rows)+2) // four columns, PATH_SMALL_BYTES's row a byte at a time
+	case reduceCols:
+		p := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
+		rows := uint64(p.BlockRows) + 1
+		if ln.spec[spec.RVec] != 0 {
+			return uint64(p.PerInv) * (1 + rows) // at least one unit a vectors() call
+		}
+		cspan := uint64(p.CSpan)
+		runs := min(uint64(p.Batches), 16/cspan+2) // the runs of one batch's bytes in a window of 16
+		if ln.spec[spec.RShort] != 0 {
+			rows = uint64(p.BlockRows)/(16/cspan) + 2 + 16 // steps of whole rows, then the lanes' fold
+		}
+		return uint64(p.PerInv)/4*(16+runs*rows) + uint64(p.PerInv)
+	case reduceGeneralClass:
+		return spec.GeneralRank
+	}
+	p := (*spec.ReduceInnerPush)(unsafe.Pointer(&ln.push))
+	row := uint64(min(p.RowLen, p.ChunkBytes))
+	perRow := row/16 + 2 // PATH_VECTORS and PATH_MASKED, a vector at a time
+	if ln.spec[spec.RLong] != 0 {
+		perRow = row/16/4 + 4 + 2 // STEP vectors at a time, then the rest
+	}
+	if ln.spec[spec.RPath] == spec.ReducePathShort {
+		perRow = row/4 + 2 // the four rows' words, each once: a quarter of them each
+	}
+	return uint64(p.PerInv) * (1 + 4*perRow)
+}
+
 // Each profile plans the benchmark shapes as its tuning intends: on the
 // CPU profile one pass per reduced dimension, the vector path across
 // aligned rows, long rows whole and short ones several to an
@@ -567,5 +608,24 @@ func TestReduceSmall(t *testing.T) {
 		if got := strings.Join(plan, "; "); got != c.want {
 			t.Errorf("%v reduced %v, smallMax %d, pages of %d:\n got %s\nwant %s", c.shape, c.reduced, c.tu.smallMax, c.page, got, c.want)
 		}
+	}
+}
+
+// No invocation of a planned reduction runs more loop iterations than
+// lavapipe allows (lavapipeLoopMax), on the passes that push each
+// kernel's loops furthest: long rows whole and split, tall columns of
+// vectors and of words, several batches to a window, short rows read
+// several at once, small passes. FuzzReducePlan checks the same on the
+// passes it draws.
+func TestReduceLoopBound(t *testing.T) {
+	for _, p := range []reducePass{
+		{b: 1, r: 1 << 27, c: 1}, {b: 1024, r: 1 << 17, c: 1}, {b: 2048, r: 1 << 16, c: 1},
+		{b: 1 << 22, r: 31, c: 1}, {b: 1 << 23, r: 17, c: 1}, {b: 1 << 20, r: 128, c: 1},
+		{b: 1, r: 1 << 23, c: 16}, {b: 1, r: 1 << 26, c: 2}, {b: 1, r: 8947848, c: 15},
+		{b: 1, r: 7895160, c: 17}, {b: 1, r: 15000, c: 17}, {b: 1, r: 32760, c: 4097},
+		{b: 2, r: 16380, c: 4097}, {b: 3, r: 5000, c: 7}, {b: 1, r: 3000, c: 32896},
+		{b: 1, r: 4096, c: 1}, {b: 4, r: 1024, c: 1}, {b: 1, r: 1000, c: 3},
+	} {
+		checkReduceLaunches(t, p, 1<<27)
 	}
 }
