@@ -299,7 +299,13 @@ type reducer struct {
 // its families unset.
 func newReducer(d *device.Device, op *reduceOp) reducer {
 	t := targetOf(d)
-	return reducer{d: d, op: op, t: t, tune: *t.prof.reduce, general: t.prof.general}
+	r := reducer{d: d, op: op, t: t, tune: *t.prof.reduce, general: t.prof.general}
+	if forced() != "" {
+		// A forced variant runs every pass that has a family, so that
+		// tests of it reach small tensors too: no pass is small.
+		r.tune.smallMax = 0
+	}
+	return r
 }
 
 // variant returns the variant to run dispatches of class c with.

@@ -629,3 +629,24 @@ func TestReduceLoopBound(t *testing.T) {
 		checkReduceLaunches(t, p, 1<<27)
 	}
 }
+
+// A variant forced with $VKOPS_VARIANT runs every pass that has a
+// family, small ones too, so that tests of a variant reach every plan
+// (and VKOPS_VARIANT=portable binds no texel buffer); unforced, the
+// profile's small passes run on reduce_small.glsl.
+func TestReduceSmallForced(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	p := cpuProfile
+	p.reduce = &reduceSmallTuning
+	forcedProfile.Store(&p)
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	for _, c := range []struct {
+		variant string
+		want    uint64
+	}{{"", reduceSmallTuning.smallMax}, {"portable", 0}, {"texel", 0}} {
+		t.Setenv("VKOPS_VARIANT", c.variant)
+		if got := newReducer(d, reduceOrOp).tune.smallMax; got != c.want {
+			t.Errorf("VKOPS_VARIANT=%q: smallMax %d, want %d", c.variant, got, c.want)
+		}
+	}
+}
