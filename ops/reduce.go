@@ -65,6 +65,10 @@ var (
 	reduceInnerSubgroup = &variant{name: "texel-subgroup", kernel: reduceTexelKernel[spec.ReduceInnerPush]("reduce_inner_texel_subgroup"), needs: reduceHasSubgroup}
 	reduceOuterPortable = &variant{name: "portable", kernel: kernel[spec.ReduceOuterPush]("reduce_outer", 2)}
 	reduceOuterTexel    = &variant{name: "texel", kernel: reduceTexelKernel[spec.ReduceOuterPush]("reduce_outer_texel"), needs: hasTexels}
+	// small runs the passes of a few KiB that the CPU profile takes off
+	// the families (reduceTune.smallMax): one kernel, an invocation per
+	// output word, quick for lavapipe to compile.
+	reduceSmall = &variant{name: "small", kernel: reduceTexelKernel[spec.ReduceSmallPush]("reduce_small")}
 )
 
 // reduceClass is the plan class of a dispatch: its variant is chosen,

@@ -16,11 +16,6 @@ import (
 // general profile runs it everywhere.
 var reduceGeneral = &variant{name: "general", kernel: kernel[spec.ReduceGeneralPush]("reduce_general", 2)}
 
-// reduceSmall is the small passes' variant: one kernel
-// (shaders/reduce_small.glsl), an invocation per output word, which the
-// CPU profile runs for passes of a few KiB (reduceTune.smallMax).
-var reduceSmall = &variant{name: "small", kernel: reduceTexelKernel[spec.ReduceSmallPush]("reduce_small")}
-
 // The classes of the launches that run one kernel whatever the families
 // choose: the general path's and the small passes'.
 const (
