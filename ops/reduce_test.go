@@ -313,11 +313,11 @@ func testReduceManyWorkgroups(t *testing.T, d *device.Device) {
 }
 
 // reducePlanString plans a reduction of shape over reduced with tuning
-// tu, as reducer.run does on pages of 128 MiB, and prints each pass's
+// tu, as reducer.run does on pages of page bytes, and prints each pass's
 // first kernel launch: "[B R C] class n=... ...; ...", a pass with a
 // tail as "[B R C]+tail".
-func reducePlanString(tu reduceTune, shape tensor.Shape, reduced []bool) string {
-	t := target{page: 1 << 27, align: 16, grid: [3]uint32{65535, 65535, 65535}}
+func reducePlanString(tu reduceTune, page uint64, shape tensor.Shape, reduced []bool) string {
+	t := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
 	var plan []string
 	for _, p := range tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, shape, reduced))) {
 		for _, ln := range tu.planPass(nil, p, &t, reduceOrOp) {
@@ -456,7 +456,7 @@ func TestReducePlanChoices(t *testing.T) {
 			name, want string
 			prof       profile
 		}{{"cpu", c.cpu, cpuProfile}, {"gpu", c.gpu, gpuProfile}} {
-			if got := reducePlanString(*p.prof.reduce, c.shape, c.reduced); got != p.want {
+			if got := reducePlanString(*p.prof.reduce, 1<<27, c.shape, c.reduced); got != p.want {
 				t.Errorf("%s profile: %v reduced %v:\n got %s\nwant %s", p.name, c.shape, c.reduced, got, p.want)
 			}
 		}
@@ -596,16 +596,7 @@ func TestReduceSmall(t *testing.T) {
 		{cpu, 1 << 27, tensor.Shape{7, 1, 9}, []bool{false, true, false}, "[63 1 1] rows n=1 perInv=1024 chunks=1 PATH_TINY"},
 		{reduceTuningGPU, 1 << 27, tensor.Shape{32, 128}, []bool{false, true}, "[32 128 1] rows n=8 perInv=1 chunks=1 PATH_ROWVECS"},
 	} {
-		var plan []string
-		tg := target{page: c.page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
-		for _, p := range c.tu.regroup(nil, reducePasses(nil, reduceCollapse(nil, c.shape, c.reduced))) {
-			ln := c.tu.planPass(nil, p, &tg, reduceOrOp)[0]
-			if ln.kind == launchFill {
-				ln = c.tu.planPass(nil, p, &tg, reduceOrOp)[1]
-			}
-			plan = append(plan, fmt.Sprintf("%v %s", []uint64{p.b, p.r, p.c}, reduceLaunchString(&ln)))
-		}
-		if got := strings.Join(plan, "; "); got != c.want {
+		if got := reducePlanString(c.tu, c.page, c.shape, c.reduced); got != c.want {
 			t.Errorf("%v reduced %v, smallMax %d, pages of %d:\n got %s\nwant %s", c.shape, c.reduced, c.tu.smallMax, c.page, got, c.want)
 		}
 	}

@@ -162,7 +162,7 @@ func Modules() []Module {
 			"reduce_inner.glsl with texel-buffer loads, and subgroupOr before the atomics of split rows"},
 		Module{"reduce_outer", "reduce_outer.glsl", nil, "reduce_outer.glsl, portable: storage-buffer loads"},
 		Module{"reduce_outer_texel", "reduce_outer.glsl", []string{"TEXEL"}, "reduce_outer.glsl reading through an rgba32ui texel buffer"},
-		Module{"reduce_small", "reduce_small.glsl", nil, "reduce_small.glsl: small passes, a byte at a time, in a module quick to compile"},
+		Module{"reduce_small", "reduce_small.glsl", nil, "reduce_small.glsl: small passes whole, an invocation an output word, a module quick to compile"},
 		Module{"reduce_general", "reduce_general.glsl", nil, "reduce_general.glsl: the general reduction path, an invocation per element"},
 		Module{"expand", "expand.glsl", nil, "expand.glsl, portable: storage buffers only"},
 		Module{"expand_texel64", "expand.glsl", []string{"TEXEL_LOADS", "STORE64"}, "expand.glsl with texel-buffer loads and 64-bit stores"},
