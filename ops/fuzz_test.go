@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
+	"github.com/vkops/vkops/shaders/spec"
 	"github.com/vkops/vkops/tensor"
 )
 
@@ -607,8 +608,9 @@ func FuzzReducePlan(f *testing.F) {
 // small passes) and the tests' small one: each kernel launch binds bytes
 // of one page of its input and one of its output, each as many as its
 // grid has room for invocations, no invocation runs more loop
-// iterations than lavapipe allows (reduceLoopBound), and a fill comes
-// first or not at all.
+// iterations than lavapipe allows (reduceLoopBound), OWNED is set
+// where the outer kernel's invocations own their outputs (ownsRight),
+// and a fill comes first or not at all.
 func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 	t.Helper()
 	tg := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
@@ -632,6 +634,9 @@ func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 			if n := reduceLoopBound(&ln); n > lavapipeLoopMax {
 				t.Fatalf("pass %+v page %d: launch %d (%s) may run %d loop iterations an invocation, lavapipe at most %d",
 					p, page, i, reduceLaunchString(&ln), n, lavapipeLoopMax)
+			}
+			if !ownsRight(&ln) {
+				t.Fatalf("pass %+v page %d: launch %d (%s) has OWNED %d", p, page, i, reduceLaunchString(&ln), ln.spec[spec.ROwned])
 			}
 		}
 	}

@@ -611,7 +611,11 @@ func (tu *reduceTune) outerPlan(ps reducePass, p reducePiece, inSkip, outSkip ui
 	// 1.8x as long with them.
 	short := !vec && rows > 1 && cspan == ps.c && cspan < 16 && blockRows*cspan >= 64
 	ln.setSpec(uint32(spec.RShort), b2u(short))
-	return ln, blocks > 1 || !whole
+	// The vector path's pipeline holds the atomics that combine shared
+	// outputs only where some are shared (reduce_outer.glsl, OWNED).
+	shared := blocks > 1 || !whole
+	ln.setSpec(uint32(spec.ROwned), b2u(vec && !shared))
+	return ln, shared
 }
 
 // setPush sets ln's push constants to p, a struct of shaders/spec.

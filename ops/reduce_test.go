@@ -358,6 +358,20 @@ func reduceLaunchString(ln *launch) string {
 // silently (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, Mesa 22.3).
 const lavapipeLoopMax = 65535
 
+// ownsRight reports whether a reduction launch sets reduce_outer.glsl's
+// OWNED exactly where its invocations store their output vectors: a
+// launch of the vector path whose rows are all its own and not split
+// into blocks. Set elsewhere, shared outputs would be overwritten; unset
+// there, its pipeline would compile atomics it never runs.
+func ownsRight(ln *launch) bool {
+	if ln.class != reduceCols {
+		return ln.spec[spec.ROwned] == 0
+	}
+	o := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
+	owns := ln.spec[spec.RVec] == 1 && o.Blocks == 1 && o.Whole == 1
+	return (ln.spec[spec.ROwned] == 1) == owns
+}
+
 // reduceLoopBound returns an upper bound on the loop iterations one
 // invocation of reduction launch ln runs, from its kernel's loops:
 // reduce_small.glsl's, reduce_inner.glsl's (with STEP 4, the storage

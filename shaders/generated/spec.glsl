@@ -24,6 +24,7 @@
 #define SPEC_R_VEC 6
 #define SPEC_R_VECS 7
 #define SPEC_R_SHORT 8
+#define SPEC_R_OWNED 9
 #define MODE_ALL 0u
 #define MODE_WHOLE 1u
 #define MODE_SEAMS 2u

@@ -121,11 +121,13 @@ const (
 	RVec                // reduce_outer: columns are read as aligned 16-byte vectors
 	RVecs               // reduce_outer, RVec: the vectors side by side an invocation reads
 	RShort              // reduce_outer, not RVec: rows shorter than a vector, one after another, read as one run
+	ROwned              // reduce_outer, RVec: each invocation owns the output vectors it folds, and stores them
 )
 
 // RNames are the GLSL names of the reduction kernels' constants, by id.
 var RNames = [...]string{RGroup: "GROUP", RFold: "FOLD", RPath: "PATH", RLong: "LONG", RRowVecs: "ROWVECS",
-	RTiny: "TINY", RVec: "VEC", RVecs: "VECS", RShort: "SHORT"}
+	RTiny: "TINY", RVec: "VEC", RVecs: "VECS", RShort: "SHORT",
+	ROwned: "OWNED"}
 
 // The folds (FOLD_ in GLSL): how a reduction, or a fused chain's
 // terminal reduction, combines bools (shaders/reduce_fold.glsl).
