@@ -243,7 +243,7 @@ func TestPerOpAndFirstCalls(t *testing.T) {
 	for _, c := range cases {
 		names[c.Op+"/"+c.Pattern] = true
 	}
-	if len(names) != 8+len(chainPatterns) || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] ||
+	if len(names) != 9+len(chainPatterns) || !names["select/same"] || !names["reduce-or/axis0"] || !names["reduce-and/axis1"] ||
 		!names["greater/same"] || !names["chain/relu"] || !names["chain/nan-check"] {
 		t.Errorf("FirstCallCases: %v", names)
 	}
