@@ -148,7 +148,7 @@ bench-report:
 else
 bench-report: deps deps-peers build
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; start=$$(date +%s); \
-	./bin/vkops info > $$tmp/info.txt; \
+	./bin/vkops info > $$tmp/info.txt; cp /proc/loadavg $$tmp/loadavg.txt; \
 	echo "bench-report: the suite beside the peers, $(ROUNDS) rounds"; \
 	/usr/bin/python3 bench/peers.py --interleave bin/vkops --rounds $(ROUNDS) --runs $(RUNS) --elems $(SIZE) --save $$tmp >/dev/null; \
 	echo "bench-report: the reduce zoo beside the peers, $(ROUNDS) rounds"; \

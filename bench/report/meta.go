@@ -26,8 +26,11 @@ type meta struct {
 	Date    string `json:"date"`
 	Command string `json:"command"`
 	Seconds int    `json:"seconds,omitempty"` // how long the command took, where known
-	// Load is this machine's load average over the last 5 minutes when
-	// a run of it was taken in: on a shared machine, how much else ran.
+	// Load is this machine's load average over the last 5 minutes
+	// before a run of it began (loadavg.txt beside its JSON, which make
+	// bench-report writes), else when it was rendered: on a shared
+	// machine, how much else ran. Taken after the run, it counted the
+	// run's own processes, about 1.4 on 2 vCPUs.
 	Load string `json:"load,omitempty"`
 }
 
@@ -126,7 +129,7 @@ func newMeta(src, device, commit, command string, seconds int) (meta, error) {
 	}
 	m.Driver = driverIn(filepath.Join(src, "info.txt"), filepath.Join(src, "log.txt"))
 	if m.Machine = gpuIn(filepath.Join(src, "log.txt")); m.Machine == "" {
-		m.Machine, m.Load = thisMachine(), loadAverage()
+		m.Machine, m.Load = thisMachine(), loadAverage(filepath.Join(src, "loadavg.txt"))
 	}
 	files, _ := filepath.Glob(filepath.Join(src, "*.json"))
 	var newest time.Time
@@ -203,10 +206,13 @@ func thisMachine() string {
 	return fmt.Sprintf("%s, %d %s%s", model, runtime.NumCPU(), cores, mem)
 }
 
-// loadAverage is this machine's load average over 5 minutes, or "".
-func loadAverage() string {
-	if f := strings.Fields(strings.Join(lines("/proc/loadavg"), " ")); len(f) > 1 {
-		return f[1]
+// loadAverage returns the load average over 5 minutes in before, a copy
+// of /proc/loadavg, else in /proc/loadavg now, or "".
+func loadAverage(before string) string {
+	for _, file := range []string{before, "/proc/loadavg"} {
+		if f := strings.Fields(strings.Join(lines(file), " ")); len(f) > 1 {
+			return f[1]
+		}
 	}
 	return ""
 }
