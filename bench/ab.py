@@ -35,11 +35,24 @@ def run(binary, args):
     for line in out.splitlines():
         r = json.loads(line)
         if "median_ms" in r:
-            name = "%s/%s/%s%s" % (r["op"], r["pattern"], r["dtype"], r["shape"])
-            if "fused" in r:
-                name += "/fused" if r["fused"] else "/unfused"
+            name = case_name(r)
+            if name in cases:
+                sys.exit("ab.py: %s gave two cases named %s" % (binary, name))
             cases[name] = r
     return cases
+
+
+def case_name(r):
+    """A result's name, as bench.Case.Name spells it: a chain's fused
+    and slices cases are apart, or the second would replace the first."""
+    name = "%s/%s/%s%s" % (r["op"], r["pattern"], r["dtype"], r["shape"])
+    if "fused" in r:
+        name += "/fused" if r["fused"] else "/unfused"
+    if r.get("slices"):
+        name += "/slices"
+    if r.get("peer"):
+        name += "/" + r["peer"]
+    return name
 
 
 def main():
