@@ -1111,6 +1111,11 @@ func TestExprExplain(t *testing.T) {
 	var e Expr
 	xn, zn := e.Input(x), e.Input(z)
 	relu := e.Where(e.Greater(xn, 0), xn, 0)
+	// Cut one op at a time, first the Maximum and then the second Minimum, this
+	// takes three kernels; cutting the comparison alone, whose scalar no other op
+	// uses, leaves two (fewestCuts).
+	le := e.LessEqual(xn, 1)
+	scalars := e.Minimum(e.Minimum(e.Maximum(le, true), e.Minimum(le, false)), true)
 	for _, c := range []struct {
 		root Node
 		want string
@@ -1121,6 +1126,10 @@ func TestExprExplain(t *testing.T) {
 		{clampNaNInf.make(exprBuilder{&e}, []any{xn}).(Node), `8 ops in 2 kernels
 1. fused greater, where, less, where (in1; scalars 1, -1) -> f32[8 64]; boundary: 5 ops > 4
 2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[8 64]
+`},
+		{scalars, `5 ops in 2 kernels
+1. op less-equal (in1; scalar 1) -> bool[8 64]; boundary: 3 scalars > 2, 5 ops > 4
+2. fused maximum, minimum, minimum, minimum (#1; scalars true, false) -> bool[8 64]
 `},
 		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 1 kernel
 1. fused greater, where, is-nan, fold any down 64 columns (in1; scalar 0) -> bool[64]

@@ -60,13 +60,23 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 }
 
 // cuts returns, by node, why each op that root's plan cuts is cut, nil
-// for the ops fused into a later step's kernel. Over root's ops in order,
-// it fuses each into its operands' segments while the segment fits the
-// kernel, and where it does not, cuts the operand whose segment is
-// largest until it does: for a chain of ops each on the one before, the
-// fewest segments. A reduction is cut, and so is its operand where the
-// kernel cannot fold it.
+// for the ops fused into a later step's kernel: greedyCuts's, or fewer
+// where fewestCuts finds them.
 func (e *Expr) cuts(root int32) []*string {
+	why := e.greedyCuts(root)
+	if fewer := e.fewestCuts(root, why); fewer != nil {
+		return fewer
+	}
+	return why
+}
+
+// greedyCuts returns cuts of root's chain found in one walk. Over root's
+// ops in order, it fuses each into its operands' segments while the
+// segment fits the kernel, and where it does not, cuts the operand
+// whose segment is largest until it does: for a chain of ops each on the
+// one before, the fewest segments. A reduction is cut, and so is its
+// operand where the kernel cannot fold it.
+func (e *Expr) greedyCuts(root int32) []*string {
 	why := make([]*string, len(e.nodes))
 	cut := func(i int32, s string) {
 		if why[i-1] == nil {
@@ -119,6 +129,138 @@ func (e *Expr) fit(i int32, why []*string, cut func(int32, string)) {
 		}
 		cut(big, reason)
 	}
+}
+
+// fewestSearchOps is the most ops that fewestCuts may cut or leave,
+// whose subsets it tries: 2^12 at most, each a check of a few segments.
+const fewestSearchOps = 12
+
+// fewestCuts returns cuts of root's chain into fewer segments than why's
+// that all fit the kernel, nil where there are none or the chain is too
+// long to search. greedyCuts decides each cut for the ops before it, so
+// a scalar that only an early op uses can cost a segment: with
+// le = LessEqual(x, 1), for Minimum(Minimum(Maximum(le, true),
+// Minimum(le, false)), true) it cuts the Maximum, then the Minimum of
+// both (three kernels), where cutting le alone leaves two (FuzzExpr
+// found it). It tries the sets of the ops that no rule forces cut,
+// smallest first, so that every cut of the set it returns is needed:
+// without it, a segment that holds the op would not fit, and that is
+// the reason it gives.
+func (e *Expr) fewestCuts(root int32, why []*string) []*string {
+	ord := e.order(root, nil)
+	forced := make([]*string, len(e.nodes))
+	for _, i := range ord {
+		n := &e.nodes[i-1]
+		if i == root || n.kind == exprReduce {
+			forced[i-1] = why[i-1]
+		}
+		if a := n.args[0].node; n.kind == exprReduce && e.nodes[a-1].kind != exprInput {
+			if _, ok := e.foldable(n, a); !ok {
+				forced[a-1] = why[a-1]
+			}
+		}
+	}
+	var free []int32
+	have, need := 0, 0
+	for _, i := range ord {
+		switch {
+		case forced[i-1] != nil:
+			need++
+		case e.nodes[i-1].kind != exprReduce:
+			free = append(free, i)
+		}
+		if why[i-1] != nil {
+			have++
+		}
+	}
+	if !hasVote(e.nodes[root-1].dev) || have == need || len(free) > fewestSearchOps {
+		return nil
+	}
+	for k := 0; need+k < have; k++ {
+		if try := e.cutsOf(ord, forced, free, k); try != nil {
+			return try
+		}
+	}
+	return nil
+}
+
+// cutsOf returns the forced cuts and k of the free ops cut, the first
+// such set whose segments all fit, each free cut with its reason; nil
+// where none fits.
+func (e *Expr) cutsOf(ord []int32, forced []*string, free []int32, k int) []*string {
+	pick := make([]int, k) // indices into free, increasing
+	for j := range pick {
+		pick[j] = j
+	}
+	for {
+		try := slices.Clone(forced)
+		for _, j := range pick {
+			try[free[j]-1] = new(string)
+		}
+		if e.fits(ord, try) {
+			for _, j := range pick {
+				*try[free[j]-1] = e.needed(ord, try, free[j])
+			}
+			return try
+		}
+		// The next k-subset in lexicographic order.
+		j := k - 1
+		for j >= 0 && pick[j] == len(free)-k+j {
+			j--
+		}
+		if j < 0 {
+			return nil
+		}
+		pick[j]++
+		for m := j + 1; m < k; m++ {
+			pick[m] = pick[m-1] + 1
+		}
+	}
+}
+
+// fits reports whether the segment of each step that cuts why plans,
+// over ops ord, fits the kernel: an op's, and the one a reduction folds.
+func (e *Expr) fits(ord []int32, why []*string) bool {
+	for _, i := range ord {
+		if why[i-1] == nil {
+			continue
+		}
+		chain := i
+		if n := &e.nodes[i-1]; n.kind == exprReduce {
+			chain = n.args[0].node
+			if e.nodes[chain-1].kind == exprInput || why[chain-1] != nil {
+				continue
+			}
+		}
+		if e.misfit(e.segment(chain, why)) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// needed returns why cut c of why is needed: what the first segment
+// that would hold c without the cut passes of the kernel's limits. Some
+// segment does, where why is a smallest set that fits: the same set
+// without c was tried before it, and only the segments that would hold
+// c change.
+func (e *Expr) needed(ord []int32, why []*string, c int32) (reason string) {
+	keep := why[c-1]
+	why[c-1] = nil
+	for _, i := range ord {
+		if why[i-1] == nil || reason != "" {
+			continue
+		}
+		chain := i
+		if n := &e.nodes[i-1]; n.kind == exprReduce {
+			chain = n.args[0].node
+		}
+		if ops := e.segment(chain, why); slices.Contains(ops, c) {
+			reason = e.misfit(ops)
+		}
+	}
+	why[c-1] = keep
+	return reason
 }
 
 // segment returns the ops of the segment that ends at i, in order: i and
