@@ -132,8 +132,10 @@ func (e *Expr) fit(i int32, why []*string, cut func(int32, string)) {
 }
 
 // fewestSearchOps is the most ops that fewestCuts may cut or leave,
-// whose subsets it tries: 2^12 at most, each a check of a few segments.
-const fewestSearchOps = 12
+// whose subsets it tries: 1024 at most, each a check of a few segments
+// of about 1.6 us (a chain of 13 ops, 12 of them free, took 299 sets
+// and 0.47 ms more to plan than the greedy walk; 8 ops, one set, 2 us).
+const fewestSearchOps = 10
 
 // fewestCuts returns cuts of root's chain into fewer segments than why's
 // that all fit the kernel, nil where there are none or the chain is too
