@@ -92,10 +92,8 @@ func (e *Expr) greedyCuts(root int32) []*string {
 			cut(i, "the device lacks subgroup vote and basic operations")
 		case n.kind == exprReduce:
 			cut(i, "a reduction's result is not fusable")
-			if a := n.args[0].node; e.nodes[a-1].kind != exprInput {
-				if _, ok := e.foldable(n, a); !ok {
-					cut(a, "reduction over axes the kernel cannot fold")
-				}
+			if a := e.unfolded(n); a != 0 {
+				cut(a, "reduction over axes the kernel cannot fold")
 			}
 		default:
 			e.fit(i, why, cut)
@@ -131,6 +129,36 @@ func (e *Expr) fit(i int32, why []*string, cut func(int32, string)) {
 	}
 }
 
+// unfolded returns the operand of reduction n that must be cut, an op
+// whose result the kernel cannot fold over n's axes; 0 for none, and
+// where n is not a reduction.
+func (e *Expr) unfolded(n *exprNode) int32 {
+	if n.kind != exprReduce {
+		return 0
+	}
+	a := n.args[0].node
+	if e.nodes[a-1].kind == exprInput {
+		return 0
+	}
+	if _, ok := e.foldable(n, a); ok {
+		return 0
+	}
+	return a
+}
+
+// stepChain returns the last op of the segment that the step of node i
+// fuses under cuts why: i, or a reduction's operand, which it folds;
+// false where a reduction's operand is an input or cut, so that the
+// reduction runs as its op.
+func (e *Expr) stepChain(i int32, why []*string) (int32, bool) {
+	n := &e.nodes[i-1]
+	if n.kind != exprReduce {
+		return i, true
+	}
+	a := n.args[0].node
+	return a, e.nodes[a-1].kind != exprInput && why[a-1] == nil
+}
+
 // fewestSearchOps is the most ops that fewestCuts may cut or leave,
 // whose subsets it tries: 1024 at most, each a check of a few segments
 // of about 1.6 us (a chain of 13 ops, 12 of them free, took 299 sets
@@ -156,10 +184,8 @@ func (e *Expr) fewestCuts(root int32, why []*string) []*string {
 		if i == root || n.kind == exprReduce {
 			forced[i-1] = why[i-1]
 		}
-		if a := n.args[0].node; n.kind == exprReduce && e.nodes[a-1].kind != exprInput {
-			if _, ok := e.foldable(n, a); !ok {
-				forced[a-1] = why[a-1]
-			}
+		if a := e.unfolded(n); a != 0 {
+			forced[a-1] = why[a-1]
 		}
 	}
 	var free []int32
@@ -227,14 +253,7 @@ func (e *Expr) fits(ord []int32, why []*string) bool {
 		if why[i-1] == nil {
 			continue
 		}
-		chain := i
-		if n := &e.nodes[i-1]; n.kind == exprReduce {
-			chain = n.args[0].node
-			if e.nodes[chain-1].kind == exprInput || why[chain-1] != nil {
-				continue
-			}
-		}
-		if e.misfit(e.segment(chain, why)) != "" {
+		if chain, ok := e.stepChain(i, why); ok && e.misfit(e.segment(chain, why)) != "" {
 			return false
 		}
 	}
@@ -253,12 +272,10 @@ func (e *Expr) needed(ord []int32, why []*string, c int32) (reason string) {
 		if why[i-1] == nil || reason != "" {
 			continue
 		}
-		chain := i
-		if n := &e.nodes[i-1]; n.kind == exprReduce {
-			chain = n.args[0].node
-		}
-		if ops := e.segment(chain, why); slices.Contains(ops, c) {
-			reason = e.misfit(ops)
+		if chain, ok := e.stepChain(i, why); ok {
+			if ops := e.segment(chain, why); slices.Contains(ops, c) {
+				reason = e.misfit(ops)
+			}
 		}
 	}
 	why[c-1] = keep
@@ -341,12 +358,12 @@ func (e *Expr) misfit(ops []int32) string {
 func (e *Expr) step(i int32, why []*string) (step, error) {
 	n := &e.nodes[i-1]
 	s := step{node: i}
-	c := &segment{node: i, chain: i, dev: n.dev}
+	chain, ok := e.stepChain(i, why)
+	if !ok {
+		return s, nil
+	}
+	c := &segment{node: i, chain: chain, dev: n.dev}
 	if n.kind == exprReduce {
-		c.chain = n.args[0].node
-		if e.nodes[c.chain-1].kind == exprInput || why[c.chain-1] != nil {
-			return s, nil
-		}
 		fm, _ := e.foldable(n, c.chain)
 		c.red, c.fold, c.fm = n.red, n.red.fold, fm
 	}
