@@ -605,7 +605,7 @@ func FuzzReducePlan(f *testing.F) {
 
 // checkReduceLaunches checks the launches that plan pass p on pages of
 // page bytes, with both profiles' tunings (the CPU's with and without
-// small passes) and the tests' small one: each kernel launch binds bytes
+// small passes, and its quick one): each kernel launch binds bytes
 // of one page of its input and one of its output, each as many as its
 // grid has room for invocations, no invocation runs more loop
 // iterations than lavapipe allows (reduceLoopBound), OWNED is set
@@ -614,7 +614,7 @@ func FuzzReducePlan(f *testing.F) {
 func checkReduceLaunches(t *testing.T, p reducePass, page uint64) {
 	t.Helper()
 	tg := target{page: page, align: 16, grid: [3]uint32{65535, 65535, 65535}}
-	for _, tu := range []*reduceTune{&reduceTuning, &shippedReduceTuning, &reduceTuningGPU, &reduceSmallTuning} {
+	for _, tu := range []*reduceTune{&reduceTuning, &shippedReduceTuning, &reduceTuningGPU, &reduceQuickTuning} {
 		for i, ln := range tu.planPass(nil, p, &tg, reduceAndOp) {
 			if ln.kind == launchFill {
 				if i != 0 || ln.word != 0x01010101 {

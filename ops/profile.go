@@ -77,6 +77,9 @@ type profile struct {
 	measureBytes uint64
 	// reduce spreads a reduction's work (reduceTune).
 	reduce *reduceTune
+	// quick, where set, spreads it instead where reduce's plans would
+	// dispatch a pipeline new to the device (reducer.tuning).
+	quick *reduceTune
 	// general plans every piece element by element (modeAll) and fills
 	// no output without a kernel: the general path, which tests check
 	// every fast path against.
@@ -91,7 +94,7 @@ const elementwiseRowsMin = 1 << 20
 
 var (
 	cpuProfile = profile{name: "cpu", group: 256, minChunks: 1 << 20, elementsMax: cpuElementsMax, foldChunks: 256, rowsMin: elementwiseRowsMin, rows16: true,
-		measureBytes: 16 << 20, reduce: &reduceTuning}
+		measureBytes: 16 << 20, reduce: &reduceTuning, quick: &reduceQuickTuning}
 	gpuProfile = profile{name: "gpu", group: 256, chunks: 1, rowsMin: elementwiseRowsMin, rowsMax: 144,
 		measureBytes: 64 << 20, reduce: &reduceTuningGPU}
 )

@@ -288,6 +288,9 @@ type reducer struct {
 	op   *reduceOp
 	t    target // d's
 	tune reduceTune
+	// quick, where set, is the tuning of plans whose kernels are new to
+	// the device (tuning).
+	quick *reduceTune
 	// general runs the general path (reduce_general.go) instead of the
 	// planned passes: the profile's general, which tests force.
 	general bool
@@ -303,13 +306,43 @@ type reducer struct {
 // its families unset.
 func newReducer(d *device.Device, op *reduceOp) reducer {
 	t := targetOf(d)
-	r := reducer{d: d, op: op, t: t, tune: *t.prof.reduce, general: t.prof.general}
+	r := reducer{d: d, op: op, t: t, tune: *t.prof.reduce, quick: t.prof.quick, general: t.prof.general}
 	if forced() != "" {
 		// A forced variant runs every pass that has a family, so that
 		// tests of it reach small tensors too: no pass is small.
-		r.tune.smallMax = 0
+		r.tune.smallMax, r.quick = 0, nil
 	}
 	return r
+}
+
+// tuning returns the tuning to plan passes ps by: r's own, or its quick
+// one where a kernel of its own plans would be a pipeline new to the
+// device (core.Device.Fresh), whose compile would make most of the call
+// (reduceQuickTuning). The same passes run next time take r's own plans.
+func (r *reducer) tuning(ps []reducePass) (*reduceTune, error) {
+	if r.quick == nil || r.only != nil {
+		return &r.tune, nil
+	}
+	fresh := false
+	var buf [5]launch
+	for _, p := range ps {
+		for _, ln := range r.tune.planPass(buf[:0], p, &r.t, r.op) {
+			if ln.kind != launchKernel {
+				continue
+			}
+			v, err := r.variant(ln.class)
+			if err != nil {
+				return nil, err
+			}
+			// Every kernel is asked for, so that the next run finds
+			// none fresh.
+			fresh = bridge.Device(r.d).Fresh(v.kernel, ln.spec[:ln.nspec]) || fresh
+		}
+	}
+	if fresh {
+		return r.quick, nil
+	}
+	return &r.tune, nil
 }
 
 // variant returns the variant to run dispatches of class c with.
@@ -338,12 +371,27 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	if r.general {
 		return r.runGeneral(data, out, shape, reduced)
 	}
-	var dimBuf [reduceRank]reduceDim
-	var passBuf, regroupBuf [reduceRank]reducePass
-	ps := r.tune.regroup(regroupBuf[:0], reducePasses(passBuf[:0], reduceCollapse(dimBuf[:0], shape, reduced)))
+	var buf [reduceRank]reducePass
+	ps := r.passes(buf[:0], shape, reduced)
 	if len(ps) == 1 && ps[0].r == 1 {
 		return r.identity(data, out, ps[0])
 	}
+	tu, err := r.tuning(ps)
+	if err != nil {
+		return err
+	}
+	return r.runPasses(tu, ps, data, out)
+}
+
+// passes appends to dst the passes that reduce shape over reduced.
+func (r *reducer) passes(dst []reducePass, shape tensor.Shape, reduced []bool) []reducePass {
+	var dimBuf [reduceRank]reduceDim
+	var passBuf [reduceRank]reducePass
+	return r.tune.regroup(dst, reducePasses(passBuf[:0], reduceCollapse(dimBuf[:0], shape, reduced)))
+}
+
+// runPasses records passes ps, planned by tu, from data into out.
+func (r *reducer) runPasses(tu *reduceTune, ps []reducePass, data, out *device.Tensor) error {
 	// Each pass but the last writes a temporary tensor that the next one
 	// reads; Free waits for the work recorded on a tensor.
 	release := func(t *device.Tensor) {
@@ -362,7 +410,7 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 			}
 			dst = t
 		}
-		err := r.pass(p, src, dst)
+		err := r.pass(tu, p, src, dst)
 		if err == nil && p.tail > 0 {
 			err = bridge.Device(r.d).CopyRange(bridge.Tensor(dst), p.b*p.c, bridge.Tensor(src), p.b*p.r*p.c, p.tail)
 		}
@@ -422,10 +470,10 @@ func (r *reducer) normalize(data, out *device.Tensor) error {
 	return m.record(r.d, &l)
 }
 
-// pass records the launches of pass p (planPass) from src into dst.
-func (r *reducer) pass(p reducePass, src, dst *device.Tensor) error {
+// pass records the launches of pass p, planned by tu, from src into dst.
+func (r *reducer) pass(tu *reduceTune, p reducePass, src, dst *device.Tensor) error {
 	var buf [5]launch
-	lns := r.tune.planPass(buf[:0], p, &r.t, r.op)
+	lns := tu.planPass(buf[:0], p, &r.t, r.op)
 	for i := range lns {
 		if err := r.record(&lns[i], src, dst); err != nil {
 			return err

@@ -11,15 +11,6 @@ import (
 	"github.com/vkops/vkops/tensor"
 )
 
-// reduceSmallTuning is the CPU profile's tuning with passes of up to 1
-// MiB small: the tests run every pass of their shapes that lies in one
-// page on reduce_small.glsl with it.
-var reduceSmallTuning = func() reduceTune {
-	tu := reduceTuning
-	tu.smallMax = 1 << 20
-	return tu
-}()
-
 // reduceCase is one reduction to check: its data's shape and axes.
 type reduceCase struct {
 	shape tensor.Shape
@@ -83,13 +74,15 @@ func randomReduceCases(rng *rand.Rand, n int) []reduceCase {
 // reduction (reduceOps) against its plain-Go twin, with and without
 // keep_dims, on data of every density, with the CPU
 // profile's plans, the GPU profile's, the general one's and the CPU
-// profile's with every pass on one page small (reduce_small.glsl), on the usual
-// pages and, where the data spans more than one, on 4 KiB pages. All
-// must give cpuref's bytes. -short runs fewer random cases.
+// profile's quick ones (reduceQuickTuning: every pass on one page on
+// reduce_small.glsl), each on every call, on the usual pages and, where
+// the data spans more than one, on 4 KiB pages. All must give cpuref's
+// bytes. -short runs fewer random cases.
 func TestReducePlansAgainstGeneral(t *testing.T) {
 	profiles := []profile{cpuProfile, gpuProfile, cpuProfile, cpuProfile}
+	profiles[0].quick = nil
 	profiles[2].name, profiles[2].general = "general", true
-	profiles[3].name, profiles[3].reduce = "small", &reduceSmallTuning
+	profiles[3].name, profiles[3].reduce, profiles[3].quick = "quick", &reduceQuickTuning, nil
 	t.Cleanup(func() { forcedProfile.Store(nil) })
 	random := 24
 	if testing.Short() {

@@ -78,6 +78,22 @@ var reduceTuning = reduceTune{
 // cpuReduceSmallMax is the CPU profile's reduceTune.smallMax.
 const cpuReduceSmallMax = 4 << 10
 
+// reduceQuickTuning is the CPU profile's tuning for a reduction whose
+// own plans would dispatch a pipeline new to the device (reducer.tuning):
+// every pass that lies in one page runs on reduce_small.glsl, any other
+// on the loops, none on the unrolled reads, since lavapipe compiles a
+// kernel at its first dispatch. Cold first calls on bool[16M] (fresh
+// processes, empty caches, 2026-12-03): reduce-or over axis 0 of
+// [4096 16384] 145-212 → 53 ms, over axis 1 90-122 → 41-42, over axis 1
+// of [256 256 256] 88-91 → 31, reduce-and over axis 1 of [524288 32]
+// 58-73 → 38-40; the runs after them took 1.1-5x as long on these plans
+// (axis 0 27-29 ms against 5.5-8), which the next call leaves.
+var reduceQuickTuning = func() reduceTune {
+	tu := reduceTuning
+	tu.smallMax, tu.minUnroll = math.MaxUint64, math.MaxUint64
+	return tu
+}()
+
 // reduceTuningGPU is reduceTuning for GPUs, which hide memory latency
 // with many invocations in flight (an H100 holds 270,000), each reading
 // little: lavapipe's tuning read [4096,16384] rows at 34 GB/s there, this
@@ -433,7 +449,7 @@ const reduceMaxTiny = 15
 func (tu *reduceTune) planPass(dst []launch, ps reducePass, t *target, op *reduceOp) []launch {
 	var pieceBuf [4]reducePiece
 	pieces := ps.pieces(pieceBuf[:0], t.page)
-	if len(pieces) == 1 && ps.r > 1 && ps.r <= reduceSmallRows && ps.b*ps.r*ps.c <= tu.smallMax {
+	if len(pieces) == 1 && ps.r > 1 && ps.smallRowsOK() && ps.b*ps.r*ps.c <= tu.smallMax {
 		return append(dst, tu.smallPlan(ps, t, op))
 	}
 	fill := len(dst)
@@ -481,6 +497,20 @@ func (tu *reduceTune) finish(ln *launch, t *target, op *reduceOp) {
 // of them all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently: one
 // invocation folds four columns, a loop iteration a row.
 const reduceSmallRows = 1 << 13
+
+// reduceSmallVecRows is the most bytes of a row reduce_small.glsl folds
+// into an output byte a vector at a time (spec.ReducePathSmallVecs): an
+// invocation's four rows of 4096 vectors are 16384 loop iterations.
+const reduceSmallVecRows = 1 << 16
+
+// smallRowsOK reports whether reduce_small.glsl's loops reach the end of
+// pass ps's rows (reduceSmallRows, reduceSmallVecRows).
+func (ps reducePass) smallRowsOK() bool {
+	if ps.inner() && ps.r%16 == 0 {
+		return ps.r <= reduceSmallVecRows
+	}
+	return ps.r <= reduceSmallRows
+}
 
 // smallPlan plans pass ps of op, whose input and output each lie in one
 // page from its first byte, as one launch of reduce_small.glsl: an

@@ -380,6 +380,12 @@ func reduceLoopBound(ln *launch) uint64 {
 	switch ln.class {
 	case reduceSmallClass:
 		p := (*spec.ReduceSmallPush)(unsafe.Pointer(&ln.push))
+		switch ln.spec[spec.RPath] {
+		case spec.ReducePathSmallVecs:
+			return 4 + 4*(uint64(p.Rows)/16+2) // four rows, a vector at a time
+		case spec.ReducePathSmallRows:
+			return 4 + 4*(uint64(p.Rows)/4+2) // four rows, a word at a time
+		}
 		return 4 + 4*(uint64(p.Rows)+2) // four columns, PATH_SMALL_BYTES's row a byte at a time
 	case reduceCols:
 		p := (*spec.ReduceOuterPush)(unsafe.Pointer(&ln.push))
@@ -587,7 +593,7 @@ func TestAllAxesIdentity(t *testing.T) {
 // reduceSmallRows rows, the identity's rows of one byte and every pass
 // on the GPU profile take the reading paths.
 func TestReduceSmall(t *testing.T) {
-	cpu := shippedReduceTuning
+	cpu, quick := shippedReduceTuning, reduceQuickTuning
 	most := cpuReduceSmallMax
 	for _, c := range []struct {
 		tu      reduceTune
@@ -604,8 +610,12 @@ func TestReduceSmall(t *testing.T) {
 		{cpu, 1 << 27, tensor.Shape{4, 8, 16}, []bool{true, false, true}, "[32 16 1] small n=8 PATH_SMALL_VECS; [1 4 8] small n=2 PATH_SMALL_WORDS"},
 		{cpu, 1 << 27, tensor.Shape{most + 1}, []bool{true}, fmt.Sprintf("[1 %d 1] rows n=1 perInv=1 chunks=1 PATH_MASKED", most+1)},
 		// lavapipe ends an invocation's loops after 65535 iterations.
-		{reduceSmallTuning, 1 << 27, tensor.Shape{2, reduceSmallRows}, []bool{false, true}, fmt.Sprintf("[2 %d 1] small n=1 PATH_SMALL_VECS", reduceSmallRows)},
-		{reduceSmallTuning, 1 << 27, tensor.Shape{2, reduceSmallRows + 1}, []bool{false, true}, fmt.Sprintf("[2 %d 1] rows n=1 perInv=1 chunks=1 PATH_MASKED", reduceSmallRows+1)},
+		{quick, 1 << 27, tensor.Shape{2, reduceSmallRows - 1}, []bool{false, true}, fmt.Sprintf("[2 %d 1] small n=1 PATH_SMALL_ROWS", reduceSmallRows-1)},
+		{quick, 1 << 27, tensor.Shape{2, reduceSmallRows + 1}, []bool{false, true}, fmt.Sprintf("[2 %d 1] rows n=1 perInv=1 chunks=1 PATH_MASKED", reduceSmallRows+1)},
+		{quick, 1 << 27, tensor.Shape{2, reduceSmallVecRows}, []bool{false, true}, fmt.Sprintf("[2 %d 1] small n=1 PATH_SMALL_VECS", reduceSmallVecRows)},
+		{quick, 1 << 27, tensor.Shape{2, reduceSmallVecRows + 16}, []bool{false, true}, fmt.Sprintf("[2 %d 1] rows n=1 perInv=1 chunks=1 PATH_VECTORS", reduceSmallVecRows+16)},
+		{quick, 1 << 27, tensor.Shape{reduceSmallRows, 64}, []bool{true, false}, fmt.Sprintf("[1 %d 64] small n=16 PATH_SMALL_WORDS", reduceSmallRows)},
+		{quick, 1 << 27, tensor.Shape{reduceSmallRows + 1, 64}, []bool{true, false}, fmt.Sprintf("[1 %d 64] cols n=36 perInv=1 blocks=9 vec=1 vecs=1", reduceSmallRows+1)},
 		{cpu, 1024, tensor.Shape{32, 64}, []bool{true, false}, "[1 32 64] cols n=4 perInv=1 blocks=1 vec=1 vecs=1"},
 		{cpu, 1 << 27, tensor.Shape{7, 1, 9}, []bool{false, true, false}, "[63 1 1] rows n=1 perInv=1024 chunks=1 PATH_TINY"},
 		{reduceTuningGPU, 1 << 27, tensor.Shape{32, 128}, []bool{false, true}, "[32 128 1] rows n=8 perInv=1 chunks=1 PATH_ROWVECS"},
@@ -642,16 +652,114 @@ func TestReduceLoopBound(t *testing.T) {
 func TestReduceSmallForced(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	p := cpuProfile
-	p.reduce = &reduceSmallTuning
+	p.reduce = &reduceQuickTuning
 	forcedProfile.Store(&p)
 	t.Cleanup(func() { forcedProfile.Store(nil) })
 	for _, c := range []struct {
 		variant string
 		want    uint64
-	}{{"", reduceSmallTuning.smallMax}, {"portable", 0}, {"texel", 0}} {
+	}{{"", reduceQuickTuning.smallMax}, {"portable", 0}, {"texel", 0}} {
 		t.Setenv("VKOPS_VARIANT", c.variant)
 		if got := newReducer(d, reduceOrOp).tune.smallMax; got != c.want {
 			t.Errorf("VKOPS_VARIANT=%q: smallMax %d, want %d", c.variant, got, c.want)
+		}
+	}
+}
+
+// A reduction whose plans would dispatch a pipeline new to the device
+// runs the quick tuning's plans once, and its own from the next call on;
+// a device whose cache directory an earlier one filled runs its own at
+// once. Every call gives cpuref's bytes.
+func TestReduceTiers(t *testing.T) {
+	p := cpuProfile
+	forcedProfile.Store(&p)
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	dir := t.TempDir()
+	h := randomBools(rand.New(rand.NewPCG(39, 1)), tensor.Shape{64, 1024}, 1<<30)
+	want, err := cpuref.ReduceLogicalOr(h, []int{0}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir   string
+		tiers string
+	}{{dir, "quick own own"}, {dir, "own own"}, {"-", "quick own"}} {
+		d := devtest.Open(t, device.Options{CacheDir: c.dir})
+		x, err := bridge.Device(d).Upload(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newReducer(d, reduceOrOp)
+		r.families = &reduceFamilies
+		ps := r.passes(nil, h.Shape, []bool{true, false})
+		var tiers []string
+		for range strings.Fields(c.tiers) {
+			tu, err := r.tuning(ps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tiers = append(tiers, map[bool]string{true: "quick", false: "own"}[tu == r.quick])
+			y, err := bridge.Empty(d, tensor.Bool, want.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.runPasses(tu, ps, bridge.UserTensor(x), y); err != nil {
+				t.Fatal(err)
+			}
+			got, err := bridge.Tensor(y).Download()
+			y.Free()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Data) != string(want.Data) {
+				t.Fatalf("cache dir %q, call %d: device and cpuref differ", c.dir, len(tiers))
+			}
+		}
+		x.Free()
+		if got := strings.Join(tiers, " "); got != c.tiers {
+			t.Errorf("cache dir %q: tunings %q, want %q", c.dir, got, c.tiers)
+		}
+	}
+}
+
+// The quick tuning's small passes read rows and columns as long as
+// lavapipe's loops reach (reduceSmallVecRows, reduceSmallRows): a row or
+// column whose only true (false, for And) is its last byte is found.
+func TestReduceQuickLongRows(t *testing.T) {
+	p := cpuProfile
+	p.reduce, p.quick = &reduceQuickTuning, nil
+	forcedProfile.Store(&p)
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	d := devtest.Open(t, device.Options{})
+	for _, c := range []struct {
+		shape tensor.Shape
+		axis  int
+	}{{tensor.Shape{4, reduceSmallVecRows}, 1}, {tensor.Shape{4, reduceSmallRows - 1}, 1}, {tensor.Shape{reduceSmallRows, 64}, 0}} {
+		for _, op := range []*reduceOp{reduceOrOp, reduceAndOp} {
+			h, err := tensor.New(tensor.Bool, c.shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range h.Data {
+				h.Data[i] = uint8(b2u(op.identity))
+			}
+			outs := len(h.Data) / c.shape[c.axis]
+			for o := 0; o < outs; o += 2 {
+				i := o*c.shape[1] + c.shape[1] - 1 // the row's last byte
+				if c.axis == 0 {
+					i = (c.shape[0]-1)*c.shape[1] + o // the column's
+				}
+				h.Data[i] = uint8(b2u(!op.identity))
+			}
+			got, err := deviceReduce(d, op, h, []int{c.axis}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for o, b := range got.Data {
+				if want := uint8(b2u(op.identity != (o%2 == 0))); b != want {
+					t.Fatalf("%s %v over axis %d: output %d is %d, want %d", op.name, c.shape, c.axis, o, b, want)
+				}
+			}
 		}
 	}
 }

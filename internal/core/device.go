@@ -182,6 +182,7 @@ type Device struct {
 	stream    stream
 	staging   staging
 	pipelines map[pipelineKey]*vk.Pipeline
+	asked     map[pipelineKey]struct{} // by Fresh: pipelines not built when asked for
 	cache     *vk.PipelineCache
 	newPipes  int
 	binds     [vk.MaxSetBindings]vk.Binding // Dispatch's scratch

@@ -176,6 +176,42 @@ type pipelineKey struct {
 	spec [maxSpec]uint32
 }
 
+// keyOf returns the key of k's pipeline with spec constants, of which
+// there are at most maxSpec.
+func keyOf(k *Kernel, spec []uint32) pipelineKey {
+	key := pipelineKey{k: k, n: len(spec)}
+	copy(key.spec[:], spec)
+	return key
+}
+
+// Fresh reports whether a dispatch of k with spec constants would be the
+// device's first ask for that pipeline: it is not built in this process,
+// no earlier Fresh asked for it, and no earlier process left its pruned
+// module in the cache directory, which that process wrote when it built
+// the pipeline, as Mesa's cache beside it kept the compiled code. A caller
+// with a kernel quicker to compile runs that one in place of a fresh
+// pipeline, and the pipeline from the next ask on, as a JIT compiles a
+// function once it is called again.
+func (d *Device) Fresh(k *Kernel, spec []uint32) bool {
+	if len(spec) > maxSpec {
+		return false // Dispatch reports it
+	}
+	key := keyOf(k, spec)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.pipelines[key]; ok {
+		return false
+	}
+	if _, ok := d.asked[key]; ok {
+		return false
+	}
+	if d.asked == nil {
+		d.asked = map[pipelineKey]struct{}{}
+	}
+	d.asked[key] = struct{}{}
+	return !d.prunedKept(k, spec)
+}
+
 // maxViews bounds the texel views kept per buffer: past it, a buffer's
 // views are dropped (and destroyed once the work recorded so far is done)
 // so that binding ever new windows of one buffer does not grow without end.
@@ -187,8 +223,7 @@ func (d *Device) pipeline(k *Kernel, spec []uint32) (*vk.Pipeline, error) {
 	if len(spec) > maxSpec {
 		return nil, fmt.Errorf("device: kernel %s: %d specialization constants (at most %d)", k.Name, len(spec), maxSpec)
 	}
-	key := pipelineKey{k: k, n: len(spec)}
-	copy(key.spec[:], spec)
+	key := keyOf(k, spec)
 	if p, ok := d.pipelines[key]; ok {
 		return p, nil
 	}

@@ -61,6 +61,17 @@ func (d *Device) prunedFile(k *Kernel, spec []uint32) string {
 	return filepath.Join(d.cacheDir, "pruned", hex.EncodeToString(h.Sum(nil)[:16])+".spv")
 }
 
+// prunedKept reports whether an earlier process left k's module pruned
+// for spec in the cache directory.
+func (d *Device) prunedKept(k *Kernel, spec []uint32) bool {
+	path := d.prunedFile(k, spec)
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // readPruned reads a module that writePruned wrote, and reports whether
 // it is whole.
 func readPruned(path string) ([]byte, bool) {
