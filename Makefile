@@ -128,7 +128,8 @@ bench: deps build
 
 # bench-report measures the suite on this machine's device beside numpy
 # and torch (each case on both in turn, ROUNDS rounds of RUNS runs: the
-# cases of bench/peers.py), the ops no peer runs (SOLO_OPS) with the
+# cases of bench/peers.py), lavapipe's C kernels on the same 64 MiB
+# (bench/ceiling, where its harness is), the ops no peer runs (SOLO_OPS) with the
 # per-op cost, and the sweep the plot draws; keeps the JSON in
 # bench/results/DEVICE/, and writes from it the page of every case there,
 # the headline of BENCHMARKS.md, a sentence of README.md and
@@ -154,6 +155,8 @@ bench-report: deps deps-peers build
 	echo "bench-report: the reduce zoo beside the peers, $(ROUNDS) rounds"; \
 	/usr/bin/python3 bench/peers.py --interleave bin/vkops --zoo --ops reduce-or,reduce-and --rounds $(ROUNDS) --runs $(RUNS) --save $$tmp/rzoo >/dev/null; \
 	for f in $$tmp/rzoo/*.json; do mv $$f $$tmp/rzoo-$$(basename $$f); done; \
+	echo "bench-report: lavapipe's C ceiling, $(ROUNDS) rounds"; \
+	bench/ceiling/run.sh $(ROUNDS) 64 > $$tmp/ceiling.txt || { rm -f $$tmp/ceiling.txt; echo "bench-report: no C ceiling"; }; \
 	echo "bench-report: $(SOLO_OPS) and the per-op cost"; \
 	./bin/vkops bench --op $(SOLO_OPS) --size $(SIZE) --runs $(RUNS) --json > $$tmp/solo.json; \
 	echo "bench-report: the sweep"; mkdir $$tmp/sweep; \

@@ -97,6 +97,7 @@ func write(res *results, dir string, files []string) ([]string, error) {
 			k + "-headline": headline(res, link),
 			k + "-summary":  summary(res),
 			k + "-go":       goTable(res),
+			k + "-ceiling":  ceilingTable(res),
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -180,7 +181,7 @@ func take(src, resultsDir, commit, command string, seconds int) (string, error) 
 	if err := os.RemoveAll(dest); err != nil {
 		return "", err
 	}
-	for _, pattern := range []string{"*.json", "info.txt", "log.txt", filepath.Join(sweepDir, "*.json")} {
+	for _, pattern := range []string{"*.json", "info.txt", "log.txt", ceilingFile, filepath.Join(sweepDir, "*.json")} {
 		if err := copyFiles(src, dest, pattern); err != nil {
 			return "", err
 		}

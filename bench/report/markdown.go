@@ -253,6 +253,9 @@ func pageOf(res *results, back string) string {
 		}
 		b.WriteString("\n")
 	}
+	if t := ceilingTable(res); t != "" {
+		b.WriteString("\n" + t)
+	}
 	for _, op := range res.ops() {
 		b.WriteString(partsTable(res, op))
 	}

@@ -72,6 +72,7 @@ type results struct {
 	peers    []string // in the order first met
 	versions map[string]string
 	overhead []overhead
+	ceiling  *ceiling // the C harness's, where it ran (ceilingFile)
 }
 
 // known are the JSON fields of bench.Result; any other is a label or a
@@ -171,6 +172,9 @@ func load(dir string) (*results, error) {
 	}
 	if len(res.rows) == 0 {
 		return nil, fmt.Errorf("%s: no vkops results", dir)
+	}
+	if res.ceiling, err = readCeiling(dir); err != nil {
+		return nil, err
 	}
 	for _, p := range peers {
 		res.addPeer(p)
