@@ -261,10 +261,22 @@ func (r *run) record(d *device.Device, l *layout) error {
 func (r *run) recordWith(d *device.Device, l *layout, v *variant, t *target) error {
 	t.span = spanOf(d, v)
 	st := l.operandStrides()
+	first := true
 	return l.pieces(&r.sizes, t.span, func(p piece) error {
 		b := r.boxOf(l, &st, p, t)
 		var buf [3]launch
 		plan := r.planBox(buf[:0], &b, t)
+		// The first piece decides for the call: the profile's own plans,
+		// or its quick profile's where they would build a pipeline.
+		if first {
+			first = false
+			if q := t.prof.quick; q != nil && fresh(d, v, plan) {
+				qt := *t
+				qt.prof = q
+				t = &qt
+				plan = r.planBox(buf[:0], &b, t)
+			}
+		}
 		for i := range plan {
 			if err := r.recordLaunch(d, v, &plan[i]); err != nil {
 				return err
@@ -272,6 +284,19 @@ func (r *run) recordWith(d *device.Device, l *layout, v *variant, t *target) err
 		}
 		return nil
 	})
+}
+
+// fresh reports whether a kernel launch of plan would build a pipeline
+// new to the device (core.Device.Fresh), and asks for each, so that the
+// next call finds none fresh.
+func fresh(d *device.Device, v *variant, plan []launch) bool {
+	f := false
+	for i := range plan {
+		if ln := &plan[i]; ln.kind == launchKernel {
+			f = bridge.Device(d).Fresh(v.module(ln.role, ln.mode), ln.spec[:ln.nspec]) || f
+		}
+	}
+	return f
 }
 
 // recordLaunch records ln with variant v.
@@ -362,6 +387,7 @@ func (op *elemOp) measure(d *device.Device, v *variant, w int, c class) (float64
 		ns, err := measureElementwise(d, dts, c, func(l *layout, ts *[maxOperands]*device.Tensor) error {
 			r.ts = *ts
 			t := targetOf(d)
+			t.prof = noQuick(t.prof) // the variant's own plans are timed
 			return r.recordWith(d, l, v, &t)
 		})
 		if err != nil {

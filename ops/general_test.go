@@ -30,7 +30,7 @@ import (
 func TestPlansAgainstGeneral(t *testing.T) {
 	profiles := []profile{cpuProfile, gpuProfile, cpuProfile}
 	for i := range profiles {
-		profiles[i].rowsMin, profiles[i].minChunks = 0, 0
+		profiles[i].rowsMin, profiles[i].minChunks, profiles[i].quick = 0, 0, nil
 	}
 	profiles[2].name, profiles[2].general = "general", true
 	t.Cleanup(func() { forcedProfile.Store(nil) })

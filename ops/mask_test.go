@@ -93,3 +93,46 @@ func TestMaskTuning(t *testing.T) {
 		t.Logf("%d cases", n)
 	})
 }
+
+// A mask whose plans would build a pipeline new to the device runs once
+// on the quick profile's (one chunk an invocation), then on its own
+// (bools: four chunks, a quarter of the workgroups); both give cpuref's
+// bytes.
+func TestMaskTiers(t *testing.T) {
+	p := cpuProfile
+	forcedProfile.Store(&p)
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(39, 2))
+	a, b := randomHost(rng, tensor.Bool, tensor.Shape{1024, 1024}), randomHost(rng, tensor.Bool, tensor.Shape{1024, 1024})
+	want, err := cpuref.LogicalAnd(a, b, "numpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, err := bridge.Device(d).Upload(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ta.Free()
+	tb, err := bridge.Device(d).Upload(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Free()
+	var groups []uint64
+	for range 3 {
+		var y *device.Tensor
+		r, err := bridge.Device(d).Capture(func() (err error) {
+			y, err = LogicalAnd(bridge.UserTensor(ta), bridge.UserTensor(tb))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups = append(groups, r.Workgroups())
+		checkAgainst(t, "LogicalAnd", y, want)
+	}
+	if own := uint64(maskElem.chunks[1]); groups[0] != own*groups[1] || groups[1] != groups[2] {
+		t.Errorf("workgroups of three calls %v, want the first %d times the others", groups, own)
+	}
+}

@@ -306,7 +306,10 @@ type reducer struct {
 // its families unset.
 func newReducer(d *device.Device, op *reduceOp) reducer {
 	t := targetOf(d)
-	r := reducer{d: d, op: op, t: t, tune: *t.prof.reduce, quick: t.prof.quick, general: t.prof.general}
+	r := reducer{d: d, op: op, t: t, tune: *t.prof.reduce, general: t.prof.general}
+	if t.prof.quick != nil {
+		r.quick = t.prof.quick.reduce
+	}
 	if forced() != "" {
 		// A forced variant runs every pass that has a family, so that
 		// tests of it reach small tensors too: no pass is small.

@@ -63,6 +63,12 @@ func (d *Device) Capture(f func() error) (*Replay, error) {
 // paths ran, for tests.
 func (r *Replay) Kernel() *Kernel { return r.k }
 
+// Workgroups returns how many workgroups the captured dispatch ran: how
+// the plan spread its work, for tests.
+func (r *Replay) Workgroups() uint64 {
+	return uint64(r.groups[0]) * uint64(r.groups[1]) * uint64(r.groups[2])
+}
+
 // Time records n copies of the captured dispatch into one command buffer,
 // each pushing its bindings or binding a descriptor set of its own as
 // Dispatch does (Options.Descriptors), chained by
