@@ -208,15 +208,10 @@ func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, 
 // op's width (either may be a pushed scalar, and a unary op's b always
 // is), a bool output, and as its own constants the op's code, how its
 // elements are read (keyOf) and IsInf's attributes (shaders/mask.glsl).
-// Its families are timed on less-than of unsigned integers. Elements of
-// 4 and 8 bytes take one chunk an invocation: on lavapipe Greater and
-// IsNaN of f32[16M] ran in 0.84-0.89 of the device time with one as with
-// two (bench/ab.py, 8 and 12 rounds), and their cold first calls took
-// 69-71 ms against 98-110 (Greater) and 47-51 against 75-82 (IsNaN).
-// Bools kept four: one was level in device time and 1.25x the wall.
+// Its families are timed on less-than of unsigned integers.
 var maskElem = (&elemOp{
 	name: "mask", inputs: 2, boolOut: true, rows: true,
-	chunks:    [9]int{1: 4, 2: 2, 4: 1, 8: 1},
+	chunks:    [9]int{1: 4, 2: 2, 4: 2, 8: 2},
 	probes:    []probe{{}},
 	probeSpec: []uint32{opLT, 0, 0},
 }).register()
