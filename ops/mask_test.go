@@ -8,24 +8,31 @@ import (
 	"github.com/vkops/vkops/cpuref"
 	"github.com/vkops/vkops/device"
 	"github.com/vkops/vkops/internal/bridge"
+	"github.com/vkops/vkops/internal/core"
 	"github.com/vkops/vkops/internal/devtest"
 	"github.com/vkops/vkops/tensor"
 )
+
+// uploadPair uploads a and b to d, to be freed when t ends.
+func uploadPair(t *testing.T, d *device.Device, a, b *tensor.Host) (ta, tb *core.Tensor) {
+	t.Helper()
+	var err error
+	if ta, err = bridge.Device(d).Upload(a); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ta.Free)
+	if tb, err = bridge.Device(d).Upload(b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Free)
+	return ta, tb
+}
 
 // checkMasks runs greater-equal and (for floats) is-nan on a and b
 // on the device and in cpuref, and fails t where they differ.
 func checkMasks(t *testing.T, d *device.Device, a, b *tensor.Host) {
 	t.Helper()
-	ta, err := bridge.Device(d).Upload(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ta.Free()
-	tb, err := bridge.Device(d).Upload(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Free()
+	ta, tb := uploadPair(t, d, a, b)
 	type run struct {
 		name string
 		dev  func() (*device.Tensor, error)
@@ -109,16 +116,7 @@ func TestMaskTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ta, err := bridge.Device(d).Upload(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ta.Free()
-	tb, err := bridge.Device(d).Upload(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Free()
+	ta, tb := uploadPair(t, d, a, b)
 	var groups []uint64
 	for range 3 {
 		var y *device.Tensor
