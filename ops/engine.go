@@ -270,7 +270,7 @@ func (r *run) recordWith(d *device.Device, l *layout, v *variant, t *target) err
 		// or its quick profile's where they would build a pipeline.
 		if first {
 			first = false
-			if q := t.prof.quick; q != nil && fresh(d, v, plan) {
+			if q := t.prof.quick; q != nil && anyFresh(d, plan, func(i int) (*core.Kernel, error) { return v.module(plan[i].role, plan[i].mode), nil }) {
 				qt := *t
 				qt.prof = q
 				t = &qt
@@ -286,14 +286,21 @@ func (r *run) recordWith(d *device.Device, l *layout, v *variant, t *target) err
 	})
 }
 
-// fresh reports whether a kernel launch of plan would build a pipeline
-// new to the device (core.Device.Fresh), and asks for each, so that the
-// next call finds none fresh.
-func fresh(d *device.Device, v *variant, plan []launch) bool {
+// anyFresh reports whether a kernel launch of plan, run by the kernel
+// that kernelOf returns for plan[i], would build a pipeline new to the
+// device (core.Device.Fresh). It asks for every one, so that the next
+// call finds none fresh; an error of kernelOf ends it, false. (kernelOf
+// takes an index, not the launch: a pointer handed to a function value
+// escapes, and the plan with it.)
+func anyFresh(d *device.Device, plan []launch, kernelOf func(i int) (*core.Kernel, error)) bool {
 	f := false
 	for i := range plan {
 		if ln := &plan[i]; ln.kind == launchKernel {
-			f = bridge.Device(d).Fresh(v.module(ln.role, ln.mode), ln.spec[:ln.nspec]) || f
+			k, err := kernelOf(i)
+			if err != nil {
+				return false // the recording reports it
+			}
+			f = bridge.Device(d).Fresh(k, ln.spec[:ln.nspec]) || f
 		}
 	}
 	return f

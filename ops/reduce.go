@@ -322,30 +322,26 @@ func newReducer(d *device.Device, op *reduceOp) reducer {
 // one where a kernel of its own plans would be a pipeline new to the
 // device (core.Device.Fresh), whose compile would make most of the call
 // (reduceQuickTuning). The same passes run next time take r's own plans.
-func (r *reducer) tuning(ps []reducePass) (*reduceTune, error) {
+func (r *reducer) tuning(ps []reducePass) *reduceTune {
 	if r.quick == nil || r.only != nil {
-		return &r.tune, nil
+		return &r.tune
 	}
 	fresh := false
 	var buf [5]launch
 	for _, p := range ps {
-		for _, ln := range r.tune.planPass(buf[:0], p, &r.t, r.op) {
-			if ln.kind != launchKernel {
-				continue
-			}
-			v, err := r.variant(ln.class)
+		plan := r.tune.planPass(buf[:0], p, &r.t, r.op)
+		fresh = anyFresh(r.d, plan, func(i int) (*core.Kernel, error) {
+			v, err := r.variant(plan[i].class)
 			if err != nil {
 				return nil, err
 			}
-			// Every kernel is asked for, so that the next run finds
-			// none fresh.
-			fresh = bridge.Device(r.d).Fresh(v.kernel, ln.spec[:ln.nspec]) || fresh
-		}
+			return v.kernel, nil
+		}) || fresh
 	}
 	if fresh {
-		return r.quick, nil
+		return r.quick
 	}
-	return &r.tune, nil
+	return &r.tune
 }
 
 // variant returns the variant to run dispatches of class c with.
@@ -379,11 +375,7 @@ func (r *reducer) run(data, out *device.Tensor, shape tensor.Shape, reduced []bo
 	if len(ps) == 1 && ps[0].r == 1 {
 		return r.identity(data, out, ps[0])
 	}
-	tu, err := r.tuning(ps)
-	if err != nil {
-		return err
-	}
-	return r.runPasses(tu, ps, data, out)
+	return r.runPasses(r.tuning(ps), ps, data, out)
 }
 
 // passes appends to dst the passes that reduce shape over reduced.

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vkops/vkops/tensor"
 )
 
 // ceilingFile is, in a results directory, what bench/ceiling/run.sh
@@ -58,15 +61,11 @@ func readCeiling(dir string) (*ceiling, error) {
 // they read), the fused checks of N f32 read and fold them
 // (check-loop); "" for other cases.
 func (c *ceiling) kernel(r *row) string {
-	elems := 1
-	for _, f := range strings.Fields(strings.Trim(r.key.shape, "[]")) {
-		d, _ := strconv.Atoi(f)
-		elems *= d
-	}
+	elems := tensor.Shape(r.vk[0].Shape).NumElements()
 	switch {
 	case strings.HasPrefix(r.key.op, "reduce-") && r.key.dtype == "bool" && elems == 4*c.n:
 		return "read-loop"
-	case r.key.op == "chain" && r.key.dtype == "f32" && elems == c.n && strings.Contains(r.name(), "fused=true") &&
+	case r.key.op == "chain" && r.key.dtype == "f32" && elems == c.n && slices.Contains(r.labels, "fused=true") &&
 		(r.key.pattern == "nan-check" || r.key.pattern == "finite-all"):
 		return "check-loop"
 	}
