@@ -4,7 +4,8 @@
 # ../shared/tools/lavapipe-ceiling (LPC to point elsewhere). The harness
 # fills 32M f32 (128 MiB). read reads them, 64 bytes an invocation as
 # the elementwise kernels do; read-loop 16 KiB an invocation, as the
-# reductions do; write writes as many bytes; copy and vkCmdCopyBuffer
+# reductions over inner axes do; read-cols down the columns of 16 KiB
+# rows, 1024 invocations, as the reductions over axis 0 do; write writes as many bytes; copy and vkCmdCopyBuffer
 # copy them; compare takes their halves as 16M pairs and writes 16M
 # bools, as Less on f32 does (compare-xor: the same loads and stores,
 # an xor for the arithmetic); check and check-loop test each f32 for a
@@ -12,7 +13,7 @@
 #
 # MIB, where given, sizes the data instead of 128 MiB: 64 is the bytes
 # of the reductions of vkops bench ([4096 16384] bools), whose ceiling
-# is read-loop's.
+# is read-loop's, and read-cols's for axis 0.
 #
 #   bench/ceiling/run.sh [ROUNDS [MIB]]
 set -euo pipefail
@@ -21,7 +22,7 @@ lpc=${LPC:-$here/../../../shared/tools/lavapipe-ceiling/lpc}
 [ -x "$lpc" ] || { echo "run.sh: no C harness at $lpc (set LPC)" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for s in compare compare_trivial read read_loop check check_loop write copy; do
+for s in compare compare_trivial read read_loop read_cols check check_loop write copy; do
 	glslc --target-env=vulkan1.1 -O -I "$here" -o "$out/$s.spv" "$here/$s.comp"
 done
 n=$((${2:-128} << 17)) # half the f32 elements of MIB MiB
@@ -32,6 +33,7 @@ for _ in $(seq "${1:-3}"); do
 		"name=compare-xor,kind=rd,mem=imgi,spv=$out/compare_trivial.spv,wg=256,epi=64"
 		"name=read,kind=rd,mem=imgi,spv=$out/read.spv,wg=256,epi=16"
 		"name=read-loop,kind=rd,mem=imgi,spv=$out/read_loop.spv,wg=256,epi=4096"
+		"name=read-cols,kind=rd,mem=imgi,spv=$out/read_cols.spv,wg=256,epi=$((2 * n / 1024))"
 		"name=check,kind=rd,mem=imgi,spv=$out/check.spv,wg=256,epi=16"
 		"name=check-loop,kind=rd,mem=imgi,spv=$out/check_loop.spv,wg=256,epi=4096"
 		"name=write,kind=wr,mem=imgi,spv=$out/write.spv,wg=256,epi=32"
