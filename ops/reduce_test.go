@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -759,4 +760,42 @@ func TestReduceQuickLongRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ReduceLogicalAnd tests a long row's steps by the and of their vectors
+// (STEPAND in reduce_fold.glsl) and reads a step whose and has a zero
+// byte again vector by vector: true bytes whose and is zero (1 and 2)
+// leave a row true, and a false in such a step or after it is found.
+func TestReduceAndSteps(t *testing.T) {
+	forcedProfile.Store(noQuick(&cpuProfile))
+	t.Cleanup(func() { forcedProfile.Store(nil) })
+	d := devtest.Open(t, device.Options{})
+	const rows, cols = 6, 4096
+	h, err := tensor.New(tensor.Bool, tensor.Shape{rows, cols})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Data {
+		h.Data[i] = 1
+	}
+	row := func(r int) []byte { return h.Data[r*cols : (r+1)*cols] }
+	for r := 1; r < rows; r++ {
+		for j := 16; j < cols; j += 32 {
+			row(r)[j] = 2 // every other vector's first byte: each step's and has a zero byte
+		}
+	}
+	row(2)[cols-1] = 0   // a false in the last step
+	row(3)[100] = 0      // in the first steps
+	row(4)[cols/2+1] = 0 // in the middle, beside a 2
+	row(5)[0] = 0x80     // a true that is not 1, and the row true
+	want := []byte{1, 1, 0, 0, 0, 1}
+	forEachReduceVariant(t, d, func(t *testing.T) {
+		got, err := deviceReduce(d, reduceAndOp, h, []int{1}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Data, want) {
+			t.Errorf("ReduceLogicalAnd over rows: %v, want %v", got.Data, want)
+		}
+	})
 }

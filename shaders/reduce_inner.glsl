@@ -90,10 +90,22 @@ bool unsettled(uvec4 a) { return !SETTLES || all(equal(a & ANYBITS, uvec4(0u)));
 
 // foldVectors returns a with the marks (markAny4) of the vectors
 // [v, end) accumulated, under ANYBITS. A fold that settles stops early
-// once a marks something: the row's answer is known.
+// once a marks something: the row's answer is known. Under STEPAND the
+// steps are tested by their and, and the first that may hold a false
+// and the rest of the run are read one vector at a time.
 uvec4 foldVectors(uvec4 a, uint v, uint end) {
 	if (LONG) {
 		for (; v + STEP <= end && unsettled(a); v += STEP) {
+			if (STEPAND) {
+				uvec4 m = vec(v);
+				[[unroll]] for (uint k = 1u; k < STEP; k++) {
+					m &= vec(v + k);
+				}
+				if (any(notEqual(markAny4(m) & ANYBITS, uvec4(0u)))) {
+					break; // the loop below reads this step vector by vector
+				}
+				continue;
+			}
 			[[unroll]] for (uint k = 0u; k < STEP; k++) {
 				a = accum4(a, markAny4(vec(v + k)));
 			}
