@@ -391,6 +391,26 @@ func (c *Commands) Done() (bool, error) {
 	}
 }
 
+// Poll polls the submitted batch for up to d, without blocking, and
+// reports whether it has completed. With yield it gives up the CPU
+// between polls to any thread that wants it: on a CPU device, the
+// driver's own.
+func (c *Commands) Poll(d time.Duration, yield bool) (bool, error) {
+	y := C.int(0)
+	if yield {
+		y = 1
+	}
+	r := vk.Result(C.vkops_poll(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), C.VkFence(unsafe.Pointer(c.fence)), C.uint64_t(max(d, 0)), y))
+	switch r {
+	case vk.Success:
+		return true, nil
+	case vk.NotReady:
+		return false, nil
+	default:
+		return false, check("vkGetFenceStatus", r)
+	}
+}
+
 // Reset readies a completed batch for recording again.
 func (c *Commands) Reset() error {
 	c.sets = 0

@@ -4,6 +4,8 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <sched.h>
+#include <time.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +404,25 @@ VkResult vkops_wait(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint
 		return f->get_fence_status(dev, fence);
 	}
 	return f->wait_for_fences(dev, 1, &fence, VK_TRUE, timeout);
+}
+
+static uint64_t now_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+VkResult vkops_poll(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint64_t ns, int yield) {
+	uint64_t end = now_ns() + ns;
+	for (;;) {
+		VkResult r = f->get_fence_status(dev, fence);
+		if (r != VK_NOT_READY || now_ns() >= end) {
+			return r;
+		}
+		if (yield) {
+			sched_yield();
+		}
+	}
 }
 
 VkResult vkops_reset(const vkops_device_fns *f, VkDevice dev, VkFence fence, VkDescriptorPool pool, VkCommandBuffer cb) {

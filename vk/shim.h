@@ -172,6 +172,10 @@ VkResult vkops_submit(const vkops_device_fns *f, VkQueue q, VkCommandBuffer cb, 
 VkResult vkops_begin(const vkops_device_fns *f, VkCommandBuffer cb);
 VkResult vkops_end(const vkops_device_fns *f, VkCommandBuffer cb);
 VkResult vkops_wait(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint64_t timeout);
+// vkops_poll polls the fence until it signals, fails or ns nanoseconds
+// have passed (VK_NOT_READY), giving up the CPU between polls where yield
+// is set.
+VkResult vkops_poll(const vkops_device_fns *f, VkDevice dev, VkFence fence, uint64_t ns, int yield);
 VkResult vkops_reset(const vkops_device_fns *f, VkDevice dev, VkFence fence, VkDescriptorPool pool, VkCommandBuffer cb);
 
 VkResult vkops_create_compute_pipeline(const vkops_device_fns *f, VkDevice dev, VkPipelineCache cache,

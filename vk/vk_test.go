@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -92,6 +93,9 @@ func TestFillCopy(t *testing.T) {
 	c.Timestamp(1)
 	if err := c.Submit(); err != nil {
 		t.Fatal(err)
+	}
+	if done, err := c.Poll(10*time.Second, true); !done || err != nil {
+		t.Fatalf("Poll = %v, %v; want true, nil", done, err)
 	}
 	if err := c.Wait(1e10); err != nil {
 		t.Fatal(err)

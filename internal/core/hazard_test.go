@@ -31,7 +31,7 @@ func TestHazardWrappedAliases(t *testing.T) {
 		for _, x := range []*Tensor{a, b, p, q} {
 			x.hz = hazard{}
 		}
-		s.noted(c.first, s.needBarrier(c.first))
+		s.noted(&batch{}, c.first, s.needBarrier(c.first))
 		if got := s.needBarrier(c.next); got != c.want {
 			t.Errorf("%s: barrier %v, want %v", c.name, got, c.want)
 		}

@@ -355,7 +355,7 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	if err := b.cmds.Dispatch(p, binds, push, groups, barrier); err != nil {
 		return err
 	}
-	d.stream.noted(acc, barrier)
+	d.stream.noted(b, acc, barrier)
 	if d.capture != nil {
 		d.capture.dispatch(k, p, binds, push, groups)
 	}
