@@ -380,16 +380,7 @@ func (c *Commands) wait(timeout uint64) vk.Result {
 
 // Done reports, without blocking, whether the submitted batch has
 // completed.
-func (c *Commands) Done() (bool, error) {
-	switch r := c.wait(0); r {
-	case vk.Success:
-		return true, nil
-	case vk.NotReady:
-		return false, nil
-	default:
-		return false, check("vkGetFenceStatus", r)
-	}
-}
+func (c *Commands) Done() (bool, error) { return fenceDone(c.wait(0)) }
 
 // Poll polls the submitted batch for up to d, without blocking, and
 // reports whether it has completed. With yield it gives up the CPU
@@ -400,7 +391,12 @@ func (c *Commands) Poll(d time.Duration, yield bool) (bool, error) {
 	if yield {
 		y = 1
 	}
-	r := vk.Result(C.vkops_poll(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), C.VkFence(unsafe.Pointer(c.fence)), C.uint64_t(max(d, 0)), y))
+	return fenceDone(vk.Result(C.vkops_poll(&c.d.fns, C.VkDevice(unsafe.Pointer(c.d.h)), C.VkFence(unsafe.Pointer(c.fence)),
+		C.uint64_t(max(d, 0)), y)))
+}
+
+// fenceDone reads a fence status: signalled, not yet, or an error.
+func fenceDone(r vk.Result) (bool, error) {
 	switch r {
 	case vk.Success:
 		return true, nil
