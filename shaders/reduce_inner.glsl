@@ -101,7 +101,7 @@ uvec4 foldVectors(uvec4 a, uint v, uint end) {
 				[[unroll]] for (uint k = 1u; k < STEP; k++) {
 					m &= vec(v + k);
 				}
-				if (any(notEqual(markAny4(m) & ANYBITS, uvec4(0u)))) {
+				if (!unsettled(markAny4(m))) {
 					break; // the loop below reads this step vector by vector
 				}
 				continue;

@@ -4,12 +4,12 @@
 #include "shim.h"
 
 #include <dlfcn.h>
-#include <sched.h>
-#include <time.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "_cgo_export.h"
 

@@ -5,11 +5,12 @@
 # fills 32M f32 (128 MiB). read reads them, 64 bytes an invocation as
 # the elementwise kernels do; read-loop 16 KiB an invocation, as the
 # reductions over inner axes do; read-cols down the columns of 16 KiB
-# rows, 1024 invocations, as the reductions over axis 0 do; write writes as many bytes; copy and vkCmdCopyBuffer
-# copy them; compare takes their halves as 16M pairs and writes 16M
-# bools, as Less on f32 does (compare-xor: the same loads and stores,
-# an xor for the arithmetic); check and check-loop test each f32 for a
-# NaN and fold the result, 64 bytes and 16 KiB an invocation.
+# rows, 1024 invocations, as the reductions over axis 0 do; write
+# writes as many bytes; copy and vkCmdCopyBuffer copy them; compare
+# takes their halves as 16M pairs and writes 16M bools, as Less on f32
+# does (compare-xor: the same loads and stores, an xor for the
+# arithmetic); check and check-loop test each f32 for a NaN and fold the
+# result, 64 bytes and 16 KiB an invocation.
 #
 # MIB, where given, sizes the data instead of 128 MiB: 64 is the bytes
 # of the reductions of vkops bench ([4096 16384] bools), whose ceiling
