@@ -1,7 +1,8 @@
 // Package shaders embeds the SPIR-V of the GLSL compute shaders beside
 // it. `make shaders` writes each module's NAME.comp into generated/ from
 // shaders/spec's tables, apart from the hand-written GLSL here, and
-// compiles it into NAME.spv with glslc; the SPIR-V is committed, so that
+// compiles it into NAME.spv with glslc, its ids renumbered densely by
+// spirv-opt --compact-ids; the SPIR-V is committed, so that
 // building vkops needs no shader compiler.
 package shaders
 

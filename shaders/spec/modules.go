@@ -8,7 +8,8 @@ import (
 
 // A Module is one SPIR-V module: a GLSL body compiled with defines.
 // make shaders writes NAME.comp for each (shaders/gen), and glslc
-// compiles it into NAME.spv; nobody writes a .comp by hand.
+// compiles it into NAME.spv (its ids then compacted by spirv-opt);
+// nobody writes a .comp by hand.
 type Module struct {
 	Name    string
 	Body    string   // the .glsl file the module includes
