@@ -22,6 +22,11 @@ func TestPruneLeavesWhatItCannotRead(t *testing.T) {
 	// The last instruction, OpFunctionEnd, claims words past the end.
 	cut := bytes.Clone(code)
 	binary.LittleEndian.PutUint32(cut[len(cut)-4:], 5<<16|56)
+	// Ids at and past the bound, which Prune's tables do not hold.
+	low := bytes.Clone(code)
+	binary.LittleEndian.PutUint32(low[12:], 100)
+	huge := bytes.Clone(code)
+	binary.LittleEndian.PutUint32(huge[12:], maxBound+1)
 	for _, c := range []struct {
 		name string
 		code []byte
@@ -31,6 +36,8 @@ func TestPruneLeavesWhatItCannotRead(t *testing.T) {
 		{"no magic", append([]byte{0, 0, 0, 0}, code[4:]...)},
 		{"SPIR-V 1.6", v16},
 		{"an instruction past the end", cut},
+		{"ids past the bound", low},
+		{"a bound past maxBound", huge},
 	} {
 		if got := Prune(c.code, reluSpec); !bytes.Equal(got, c.code) {
 			t.Errorf("%s: Prune changed the module", c.name)
@@ -56,8 +63,12 @@ func TestPruneFused(t *testing.T) {
 
 func TestEval(t *testing.T) {
 	const u32, b = 1, 2
-	e := evaluator{known: map[uint32]uint32{10: 7, 11: 3, 12: 0xfffffff0, 13: 1, 14: 0, 15: 40},
-		kinds: map[uint32]kind{u32: int32Kind, b: boolKind}}
+	e := newEvaluator(128, nil)
+	for id, v := range map[uint32]uint32{10: 7, 11: 3, 12: 0xfffffff0, 13: 1, 14: 0, 15: 40} {
+		e.decide(id, v)
+	}
+	setKind(e.kinds, u32, int32Kind)
+	setKind(e.kinds, b, boolKind)
 	for _, c := range []struct {
 		name string
 		op   uint32
@@ -98,9 +109,9 @@ func TestEval(t *testing.T) {
 		{"an op it does not compute", opSpecConstantOp, u32, []uint32{10, 11}, 0, false},
 	} {
 		const id = 100
-		delete(e.known, id)
+		e.decided[id] = false
 		e.eval(c.op, c.typ, id, c.args)
-		got, ok := e.known[id]
+		got, ok := e.value(id)
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: got %#x (known %v), want %#x (known %v)", c.name, got, ok, c.want, c.ok)
 		}

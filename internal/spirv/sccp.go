@@ -9,36 +9,46 @@ package spirv
 // --eliminate-dead-branches took lavapipe's pipeline build from 24-25
 // ms to 16.5, where dead branches alone did not move it.
 
+import "slices"
+
 const opFunctionEnd = 56
 
 // A lat is a value's place in the lattice: unseen (no path reaches it
-// yet), one constant, or varying.
+// yet), one constant, or varying. An id the propagation has not set is
+// absent, and reads as varying.
 type lat struct {
 	state uint8
 	v     uint32
 }
 
 const (
-	unseen uint8 = iota
+	absent uint8 = iota
+	unseen
 	constant
 	varying
 )
 
-// flow is the state of one propagation over a module.
+// flow is the state of one propagation over a module. Its tables by id
+// hold an entry per id below the module's bound.
 type flow struct {
 	e      *evaluator
 	words  []uint32
 	blocks []flowBlock
-	label  map[uint32]int32 // label id: its block
-	at     []int32          // the instructions' positions in words
-	blk    []int32          // each instruction's block
-	lat    map[uint32]lat   // tracked ids: their value
-	uses   map[uint32][]int32
-	edges  map[[2]int32]bool // executable edges, from block to block
-	exec   []bool            // executable blocks
-	flowWL [][2]int32
-	ssaWL  []int32
+	label  []int32 // label id: its block, or -1
+	at     []int32 // the instructions' positions in words
+	blk    []int32 // each instruction's block
+	lat    []lat   // id: its value
+	// uses lists the instructions that read each id:
+	// useList[useStart[id]:useStart[id+1]].
+	useStart []int32
+	useList  []int32
+	edges    map[int64]bool // executable edges, from block to block (edgeKey)
+	exec     []bool         // executable blocks
+	flowWL   [][2]int32
+	ssaWL    []int32
 }
+
+func edgeKey(from, to int32) int64 { return int64(from)<<32 | int64(uint32(to)) }
 
 type flowBlock struct {
 	first, end int32 // its instructions, at[first:end]; the last is its terminator
@@ -48,20 +58,24 @@ type flowBlock struct {
 // each value it finds constant. It reports false where it cannot read
 // the functions' blocks.
 func (e *evaluator) propagate(words []uint32) bool {
-	f := flow{e: e, words: words, label: map[uint32]int32{}, lat: map[uint32]lat{},
-		uses: map[uint32][]int32{}, edges: map[[2]int32]bool{}}
+	bound := len(e.decided)
+	f := flow{e: e, words: words, label: make([]int32, bound), lat: make([]lat, bound)}
+	for i := range f.label {
+		f.label[i] = -1
+	}
 	entries, ok := f.read()
 	if !ok {
 		return false
 	}
 	f.exec = make([]bool, len(f.blocks))
+	f.edges = make(map[int64]bool, 2*len(f.blocks))
 	for _, b := range entries {
 		f.flowWL = append(f.flowWL, [2]int32{-1, b})
 	}
 	f.run()
 	for id, l := range f.lat {
 		if l.state == constant {
-			e.known[id] = l.v
+			e.decide(uint32(id), l.v)
 		}
 	}
 	return true
@@ -70,6 +84,9 @@ func (e *evaluator) propagate(words []uint32) bool {
 // read splits the functions into blocks and records which ids each
 // tracked instruction uses. It returns each function's first block.
 func (f *flow) read() (entries []int32, ok bool) {
+	// Id useID[i] is read by instruction useK[i].
+	useID, useK := make([]uint32, 0, len(f.words)/4), make([]int32, 0, len(f.words)/4)
+	f.at, f.blk = make([]int32, 0, len(f.words)/4), make([]int32, 0, len(f.words)/4)
 	in := false
 	for i := 5; i < len(f.words); {
 		n := int(f.words[i] >> 16)
@@ -87,7 +104,7 @@ func (f *flow) read() (entries []int32, ok bool) {
 		case !in:
 			continue
 		case op == opLabel:
-			if len(ins) < 2 {
+			if len(ins) < 2 || int(ins[1]) >= len(f.label) {
 				return nil, false
 			}
 			f.label[ins[1]] = int32(len(f.blocks))
@@ -101,7 +118,9 @@ func (f *flow) read() (entries []int32, ok bool) {
 		f.blk = append(f.blk, int32(len(f.blocks)-1))
 		f.blocks[len(f.blocks)-1].end = k + 1
 		for _, id := range f.operands(ins) {
-			f.uses[id] = append(f.uses[id], k)
+			if int(id) < len(f.lat) {
+				useID, useK = append(useID, id), append(useK, k)
+			}
 		}
 	}
 	for _, b := range entries {
@@ -109,7 +128,36 @@ func (f *flow) read() (entries []int32, ok bool) {
 			return nil, false
 		}
 	}
+	f.useStart = make([]int32, len(f.lat)+1)
+	for _, id := range useID {
+		f.useStart[id+1]++
+	}
+	for i := 1; i < len(f.useStart); i++ {
+		f.useStart[i] += f.useStart[i-1]
+	}
+	f.useList = make([]int32, len(useK))
+	next := slices.Clone(f.useStart[:len(f.lat)])
+	for i, id := range useID {
+		f.useList[next[id]] = useK[i]
+		next[id]++
+	}
 	return entries, true
+}
+
+// uses returns the instructions that read id.
+func (f *flow) uses(id uint32) []int32 {
+	if int(id) >= len(f.lat) {
+		return nil
+	}
+	return f.useList[f.useStart[id]:f.useStart[id+1]]
+}
+
+// block returns the block of label l.
+func (f *flow) block(l uint32) (int32, bool) {
+	if int(l) >= len(f.label) || f.label[l] < 0 {
+		return 0, false
+	}
+	return f.label[l], true
 }
 
 // operands returns the ids that instruction ins reads and that the
@@ -140,31 +188,31 @@ func (f *flow) tracked(ins []uint32) bool {
 	if len(ins) < 4 || len(ins) > 6 || !folds(op) {
 		return false
 	}
-	return f.e.kinds[ins[1]] != other
+	return f.e.kind(ins[1]) != other
 }
 
 // get returns the value of id as the propagation sees it now.
 func (f *flow) get(id uint32) lat {
-	if v, ok := f.e.known[id]; ok {
+	if v, ok := f.e.value(id); ok {
 		return lat{constant, v}
 	}
-	if l, ok := f.lat[id]; ok {
-		return l
+	if int(id) < len(f.lat) && f.lat[id].state != absent {
+		return f.lat[id]
 	}
 	return lat{state: varying}
 }
 
 // set lowers id to l, and queues its uses where that changes it.
 func (f *flow) set(id uint32, l lat) {
-	if _, ok := f.e.known[id]; ok {
+	if _, ok := f.e.value(id); ok || int(id) >= len(f.lat) {
 		return
 	}
-	old, seen := f.lat[id]
-	if seen && old == l || !seen && l.state == unseen {
+	old := f.lat[id]
+	if old == l || old.state == absent && l.state == unseen {
 		return
 	}
 	f.lat[id] = l
-	f.ssaWL = append(f.ssaWL, f.uses[id]...)
+	f.ssaWL = append(f.ssaWL, f.uses(id)...)
 }
 
 func (f *flow) run() {
@@ -172,10 +220,10 @@ func (f *flow) run() {
 		if n := len(f.flowWL); n > 0 {
 			edge := f.flowWL[n-1]
 			f.flowWL = f.flowWL[:n-1]
-			if f.edges[edge] {
+			if f.edges[edgeKey(edge[0], edge[1])] {
 				continue
 			}
-			f.edges[edge] = true
+			f.edges[edgeKey(edge[0], edge[1])] = true
 			b := f.blocks[edge[1]]
 			first := !f.exec[edge[1]]
 			f.exec[edge[1]] = true
@@ -223,8 +271,8 @@ func (f *flow) phi(k int32, ins []uint32) lat {
 	to := f.blk[k]
 	r := lat{state: unseen}
 	for j := 3; j+1 < len(ins); j += 2 {
-		from, ok := f.label[ins[j+1]]
-		if !ok || !f.edges[[2]int32{from, to}] {
+		from, ok := f.block(ins[j+1])
+		if !ok || !f.edges[edgeKey(from, to)] {
 			continue
 		}
 		v := f.get(ins[j])
@@ -248,7 +296,7 @@ func (f *flow) compute(ins []uint32) lat {
 		}
 		v[i] = l.v
 	}
-	r, ok := fold(ins[0]&0xffff, f.e.kinds[ins[1]], v[:len(ins)-3])
+	r, ok := fold(ins[0]&0xffff, f.e.kind(ins[1]), v[:len(ins)-3])
 	if !ok {
 		return lat{state: varying}
 	}
@@ -257,7 +305,7 @@ func (f *flow) compute(ins []uint32) lat {
 
 // follow queues the edge from instruction k's block to label l.
 func (f *flow) follow(k int32, l uint32) {
-	if to, ok := f.label[l]; ok {
+	if to, ok := f.block(l); ok {
 		f.flowWL = append(f.flowWL, [2]int32{f.blk[k], to})
 	}
 }
@@ -284,7 +332,7 @@ func (f *flow) switchTo(k int32, ins []uint32) {
 	if s.state == unseen {
 		return
 	}
-	if s.state == constant && f.e.ints[ins[1]] == int32Kind {
+	if s.state == constant && f.e.intKind(ins[1]) == int32Kind {
 		to := ins[2]
 		for j := 3; j+1 < len(ins); j += 2 {
 			if ins[j] == s.v {
