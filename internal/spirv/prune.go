@@ -171,6 +171,9 @@ func newEvaluator(bound uint32, spec []uint32) *evaluator {
 		ints: make([]kind, bound), specIDs: make([]uint32, bound), spec: spec}
 }
 
+// bound returns the module's id bound: every id is below it.
+func (e *evaluator) bound() int { return len(e.decided) }
+
 // value returns the value of id where the constants decide it.
 func (e *evaluator) value(id uint32) (uint32, bool) {
 	if int(id) >= len(e.decided) || !e.decided[id] {
@@ -487,8 +490,8 @@ func (e *evaluator) stubUnreachable(words []uint32) []uint32 {
 	}
 	blocks := make([]block, 0, len(words)/32)
 	succs := make([]uint32, 0, len(words)/16)
-	var entries []int                  // each function's first block
-	label := make([]int, len(e.kinds)) // label id: its block + 1, 0 for none
+	var entries []int               // each function's first block
+	label := make([]int, e.bound()) // label id: its block + 1, 0 for none
 	for i := 5; i < len(words); {
 		n := int(words[i] >> 16)
 		ins := words[i : i+n]

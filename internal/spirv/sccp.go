@@ -34,7 +34,7 @@ type flow struct {
 	e      *evaluator
 	words  []uint32
 	blocks []flowBlock
-	label  []int32 // label id: its block, or -1
+	label  []int32 // label id: its block + 1, 0 for none
 	at     []int32 // the instructions' positions in words
 	blk    []int32 // each instruction's block
 	lat    []lat   // id: its value
@@ -58,11 +58,7 @@ type flowBlock struct {
 // each value it finds constant. It reports false where it cannot read
 // the functions' blocks.
 func (e *evaluator) propagate(words []uint32) bool {
-	bound := len(e.decided)
-	f := flow{e: e, words: words, label: make([]int32, bound), lat: make([]lat, bound)}
-	for i := range f.label {
-		f.label[i] = -1
-	}
+	f := flow{e: e, words: words, label: make([]int32, e.bound()), lat: make([]lat, e.bound())}
 	entries, ok := f.read()
 	if !ok {
 		return false
@@ -107,7 +103,7 @@ func (f *flow) read() (entries []int32, ok bool) {
 			if len(ins) < 2 || int(ins[1]) >= len(f.label) {
 				return nil, false
 			}
-			f.label[ins[1]] = int32(len(f.blocks))
+			f.label[ins[1]] = int32(len(f.blocks)) + 1
 			f.blocks = append(f.blocks, flowBlock{first: int32(len(f.at))})
 		}
 		if len(f.blocks) == 0 {
@@ -154,10 +150,10 @@ func (f *flow) uses(id uint32) []int32 {
 
 // block returns the block of label l.
 func (f *flow) block(l uint32) (int32, bool) {
-	if int(l) >= len(f.label) || f.label[l] < 0 {
+	if int(l) >= len(f.label) || f.label[l] == 0 {
 		return 0, false
 	}
-	return f.label[l], true
+	return f.label[l] - 1, true
 }
 
 // operands returns the ids that instruction ins reads and that the
@@ -220,10 +216,11 @@ func (f *flow) run() {
 		if n := len(f.flowWL); n > 0 {
 			edge := f.flowWL[n-1]
 			f.flowWL = f.flowWL[:n-1]
-			if f.edges[edgeKey(edge[0], edge[1])] {
+			key := edgeKey(edge[0], edge[1])
+			if f.edges[key] {
 				continue
 			}
-			f.edges[edgeKey(edge[0], edge[1])] = true
+			f.edges[key] = true
 			b := f.blocks[edge[1]]
 			first := !f.exec[edge[1]]
 			f.exec[edge[1]] = true
