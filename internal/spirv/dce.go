@@ -65,136 +65,194 @@ func dce(words []uint32) []uint32 {
 	if len(words) < 5 {
 		return words
 	}
-	bound := words[3]
-	var (
-		at     []int                  // the instructions' positions
-		def    = make([]int32, bound) // id: index+1 of the instruction that makes it
-		local  = make([]bool, bound)  // Function and Private variables
-		stores = map[uint32][]int{}   // local variable: the stores through it
-		glsl   = make([]bool, bound)  // GLSL.std.450's import
-		inFunc []bool
-	)
-	// root follows a pointer to the variable it points into.
-	root := func(id uint32) uint32 {
-		for id < bound && def[id] > 0 {
-			ins := instr(words, at[def[id]-1])
-			op := ins[0] & 0xffff
-			if (op != opAccessChain && op != opInBoundsAccessChain && op != opCopyObject) || len(ins) < 4 {
-				break
-			}
-			id = ins[3]
-		}
-		return id
+	d := &deadCode{words: words, bound: words[3]}
+	if !d.scan() {
+		return words
 	}
+	d.markEffects()
+	d.propagate()
+	removed, cut := d.removed()
+	if !cut {
+		return words
+	}
+	return d.emit(removed)
+}
+
+// deadCode is what dce knows of a module: where its instructions lie,
+// what makes each id, and which instructions are live.
+type deadCode struct {
+	words  []uint32
+	bound  uint32
+	at     []int            // the instructions' positions
+	inFunc []bool           // by instruction: it lies in a function
+	def    []int32          // id: index+1 of the instruction that makes it
+	local  []bool           // Function and Private variables
+	glsl   []bool           // GLSL.std.450's import
+	stores map[uint32][]int // local variable: the stores through it
+	live   []bool           // by instruction
+	work   []int            // live instructions whose operands are not yet marked
+}
+
+// ins returns instruction k.
+func (d *deadCode) ins(k int) []uint32 { return instr(d.words, d.at[k]) }
+
+// scan indexes the module's instructions, what makes each id and the
+// stores to each local variable; false where an instruction runs past
+// the end or a variable or removable instruction makes an id past the
+// bound.
+func (d *deadCode) scan() bool {
+	d.def = make([]int32, d.bound)
+	d.local = make([]bool, d.bound)
+	d.glsl = make([]bool, d.bound)
 	in := false
-	for i := 5; i < len(words); {
-		n := int(words[i] >> 16)
-		if n == 0 || i+n > len(words) {
-			return words
+	for i := 5; i < len(d.words); {
+		n := int(d.words[i] >> 16)
+		if n == 0 || i+n > len(d.words) {
+			return false
 		}
-		ins := words[i : i+n]
-		op := ins[0] & 0xffff
-		k := len(at)
-		at = append(at, i)
-		switch op {
+		ins := d.words[i : i+n]
+		k := len(d.at)
+		d.at = append(d.at, i)
+		switch ins[0] & 0xffff {
 		case opFunction:
 			in = true
 		case opFunctionEnd:
 			in = false
 		case opExtInstImport:
-			if n >= 3 && ins[1] < bound && ins[2] == glslStd450Name {
-				glsl[ins[1]] = true
+			if n >= 3 && ins[1] < d.bound && ins[2] == glslStd450Name {
+				d.glsl[ins[1]] = true
 			}
 		case opVariable:
-			if n >= 4 && ins[2] < bound {
-				def[ins[2]] = int32(k + 1)
-				local[ins[2]] = ins[3] == storageClassFunction || ins[3] == storageClassPrivate
+			if n < 4 || ins[2] >= d.bound {
+				return false
 			}
+			d.def[ins[2]] = int32(k + 1)
+			d.local[ins[2]] = ins[3] == storageClassFunction || ins[3] == storageClassPrivate
 		}
-		inFunc = append(inFunc, in)
-		if in && removable(ins, glsl) && ins[2] < bound {
-			def[ins[2]] = int32(k + 1)
+		d.inFunc = append(d.inFunc, in)
+		if in && removable(ins, d.glsl) {
+			if ins[2] >= d.bound {
+				return false
+			}
+			d.def[ins[2]] = int32(k + 1)
 		}
 		i += n
 	}
-	for k, p := range at {
-		ins := instr(words, p)
-		if inFunc[k] && ins[0]&0xffff == opStore && len(ins) >= 3 {
-			if v := root(ins[1]); v < bound && local[v] {
-				stores[v] = append(stores[v], k)
-			}
+	d.stores = map[uint32][]int{}
+	for k := range d.at {
+		if v, ok := d.localStore(d.ins(k)); ok && d.inFunc[k] {
+			d.stores[v] = append(d.stores[v], k)
 		}
 	}
-	live := make([]bool, len(at))
-	var work []int
-	mark := func(k int) {
-		if !live[k] {
-			live[k] = true
-			work = append(work, k)
-		}
+	return true
+}
+
+// localStore returns the local variable that ins, a store, writes into,
+// and false for any other instruction.
+func (d *deadCode) localStore(ins []uint32) (uint32, bool) {
+	if ins[0]&0xffff != opStore || len(ins) < 3 {
+		return 0, false
 	}
-	for k, p := range at {
-		ins := instr(words, p)
-		if !inFunc[k] || removable(ins, glsl) || ins[0]&0xffff == opVariable {
+	v := d.root(ins[1])
+	return v, v < d.bound && d.local[v]
+}
+
+// root follows a pointer to the variable it points into.
+func (d *deadCode) root(id uint32) uint32 {
+	for id < d.bound && d.def[id] > 0 {
+		ins := d.ins(int(d.def[id] - 1))
+		op := ins[0] & 0xffff
+		if (op != opAccessChain && op != opInBoundsAccessChain && op != opCopyObject) || len(ins) < 4 {
+			break
+		}
+		id = ins[3]
+	}
+	return id
+}
+
+// mark makes instruction k live.
+func (d *deadCode) mark(k int) {
+	if !d.live[k] {
+		d.live[k] = true
+		d.work = append(d.work, k)
+	}
+}
+
+// markEffects marks live the instructions of functions that have an
+// effect: all but those that only make their result, variables, and
+// stores to local variables.
+func (d *deadCode) markEffects() {
+	d.live = make([]bool, len(d.at))
+	for k := range d.at {
+		ins := d.ins(k)
+		if !d.inFunc[k] || removable(ins, d.glsl) || ins[0]&0xffff == opVariable {
 			continue
 		}
-		if ins[0]&0xffff == opStore && len(ins) >= 3 {
-			if v := root(ins[1]); v < bound && local[v] {
-				continue
-			}
+		if _, ok := d.localStore(ins); ok {
+			continue
 		}
-		mark(k)
+		d.mark(k)
 	}
-	for len(work) > 0 {
-		k := work[len(work)-1]
-		work = work[:len(work)-1]
-		ins := instr(words, at[k])
+}
+
+// propagate marks live what live instructions read: the instructions
+// that make their operands and, for a local variable, the stores to it.
+func (d *deadCode) propagate() {
+	for len(d.work) > 0 {
+		k := d.work[len(d.work)-1]
+		d.work = d.work[:len(d.work)-1]
+		ins := d.ins(k)
 		// Every word after the opcode is taken for an id: a literal
 		// that happens to equal one only keeps more.
 		for j, w := range ins[1:] {
-			if w >= bound || def[w] == 0 || j == 1 && w == ins[2] && removable(ins, glsl) {
+			if w >= d.bound || d.def[w] == 0 || j == 1 && w == ins[2] && removable(ins, d.glsl) {
 				continue
 			}
-			d := int(def[w] - 1)
-			if live[d] {
-				continue
-			}
-			mark(d)
-			if local[w] {
-				for _, s := range stores[w] {
-					mark(s)
+			if def := int(d.def[w] - 1); !d.live[def] {
+				d.mark(def)
+				if d.local[w] {
+					for _, s := range d.stores[w] {
+						d.mark(s)
+					}
 				}
 			}
 		}
 	}
-	removed := make([]bool, bound)
-	cut := false
-	for k, p := range at {
-		ins := instr(words, p)
+}
+
+// removed returns the ids whose making instructions dce removes, and
+// whether it removes anything.
+func (d *deadCode) removed() (removed []bool, cut bool) {
+	removed = make([]bool, d.bound)
+	for k := range d.at {
+		ins := d.ins(k)
 		op := ins[0] & 0xffff
-		if !inFunc[k] || live[k] {
+		if !d.inFunc[k] || d.live[k] {
 			continue
 		}
-		if op == opStore || op == opVariable && local[ins[2]] || removable(ins, glsl) {
+		if op == opStore || op == opVariable && d.local[ins[2]] || removable(ins, d.glsl) {
 			if op != opStore {
 				removed[ins[2]] = true
 			}
 			cut = true
 		}
 	}
-	if !cut {
-		return words
-	}
-	out := make([]uint32, 0, len(words))
-	out = append(out, words[:5]...)
-	for k, p := range at {
-		ins := instr(words, p)
+	return removed, cut
+}
+
+// emit returns the module without the dead instructions of its
+// functions and the names and decorations of the ids they made.
+func (d *deadCode) emit(removed []bool) []uint32 {
+	out := make([]uint32, 0, len(d.words))
+	out = append(out, d.words[:5]...)
+	for k := range d.at {
+		ins := d.ins(k)
 		op := ins[0] & 0xffff
 		switch {
-		case inFunc[k] && !live[k] && (op == opStore || op == opVariable || removable(ins, glsl)):
+		case d.inFunc[k] && !d.live[k] && (op == opStore || op == opVariable || removable(ins, d.glsl)):
 			continue
 		case (op == opName || op == opDecorate || op == opDecorateID || op == opDecorateString) &&
-			len(ins) >= 2 && ins[1] < bound && removed[ins[1]]:
+			len(ins) >= 2 && ins[1] < d.bound && removed[ins[1]]:
 			continue
 		}
 		out = append(out, ins...)

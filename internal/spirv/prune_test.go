@@ -257,6 +257,11 @@ func TestDCE(t *testing.T) {
 	if !maps.Equal(got, want) || stores != 2 {
 		t.Errorf("ids defined after dce %v with %d stores, want %v with 2", got, stores, want)
 	}
+	// Ids past the bound: the module is left as it is.
+	words[3] = c
+	if out := dce(words); &out[0] != &words[0] {
+		t.Errorf("dce changed a module whose ids pass its bound")
+	}
 }
 
 func ins(op uint32, args ...uint32) []uint32 {
