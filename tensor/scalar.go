@@ -22,129 +22,153 @@ func NewScalar(v any, dt DType) (Scalar, error) {
 	if !dt.Valid() {
 		return Scalar{}, fmt.Errorf("invalid element type %v", dt)
 	}
-	var (
-		f       float64
-		i       int64
-		u       uint64
-		isFloat bool
-		isUint  bool
-	)
+	n, err := numberOf(v)
+	if err != nil {
+		return Scalar{}, err
+	}
+	var bits uint64
+	ok := false
+	if dt.IsFloat() {
+		bits, ok = n.floatBits(dt)
+	} else {
+		bits, ok = n.intBits(dt)
+	}
+	if !ok {
+		return Scalar{}, fmt.Errorf("scalar %v cannot be represented as %v", v, dt)
+	}
+	return Scalar{dt, bits}, nil
+}
+
+// A number is a Go value of a numeric type as NewScalar reads it: a
+// float, or an integer held in i, or in u where it passes MaxInt64.
+type number struct {
+	f       float64
+	i       int64
+	u       uint64
+	isFloat bool
+	isUint  bool
+}
+
+// numberOf reads v, of a Go numeric type or bool.
+func numberOf(v any) (number, error) {
+	var n number
 	switch x := v.(type) {
 	case bool:
 		if x {
-			i = 1
+			n.i = 1
 		}
 	case int:
-		i = int64(x)
+		n.i = int64(x)
 	case int8:
-		i = int64(x)
+		n.i = int64(x)
 	case int16:
-		i = int64(x)
+		n.i = int64(x)
 	case int32:
-		i = int64(x)
+		n.i = int64(x)
 	case int64:
-		i = x
+		n.i = x
 	case uint:
-		u, isUint = uint64(x), true
+		n.u, n.isUint = uint64(x), true
 	case uint8:
-		u, isUint = uint64(x), true
+		n.u, n.isUint = uint64(x), true
 	case uint16:
-		u, isUint = uint64(x), true
+		n.u, n.isUint = uint64(x), true
 	case uint32:
-		u, isUint = uint64(x), true
+		n.u, n.isUint = uint64(x), true
 	case uint64:
-		u, isUint = x, true
+		n.u, n.isUint = x, true
 	case float32:
-		f, isFloat = float64(x), true
+		n.f, n.isFloat = float64(x), true
 	case float64:
-		f, isFloat = x, true
+		n.f, n.isFloat = x, true
 	case Float16:
-		f, isFloat = float64(x.Float32()), true
+		n.f, n.isFloat = float64(x.Float32()), true
 	case BFloat16:
-		f, isFloat = float64(x.Float32()), true
+		n.f, n.isFloat = float64(x.Float32()), true
 	default:
-		return Scalar{}, fmt.Errorf("scalar of Go type %T is not a number", v)
+		return n, fmt.Errorf("scalar of Go type %T is not a number", v)
 	}
-	fail := func() (Scalar, error) {
-		return Scalar{}, fmt.Errorf("scalar %v cannot be represented as %v", v, dt)
+	if n.isUint && n.u <= math.MaxInt64 {
+		n.i, n.isUint = int64(n.u), false
 	}
-	if isUint && u <= math.MaxInt64 {
-		i, isUint = int64(u), false
+	return n, nil
+}
+
+// floatBits returns n's bits as floating-point type dt, rounded to
+// nearest even; false where it overflows dt's range.
+func (n number) floatBits(dt DType) (bits uint64, ok bool) {
+	f := n.f
+	if !n.isFloat {
+		f = intToFloat64(n.i, n.u, n.isUint, dt == F64)
 	}
-	if dt.IsFloat() {
-		if !isFloat {
-			f = intToFloat64(i, u, isUint, dt == F64)
-		}
-		var bits uint64
-		ok := true
-		switch dt {
-		case F64:
-			bits = math.Float64bits(f)
-		case F32:
-			f32 := float32(f)
-			if math.IsInf(float64(f32), 0) && !math.IsInf(f, 0) {
-				ok = false
-			}
-			bits = uint64(math.Float32bits(f32))
-		case F16:
-			bits, ok = roundBinary(f, 5, 10)
-		case BF16:
-			bits, ok = roundBinary(f, 8, 7)
-		}
-		if !ok {
-			return fail()
-		}
-		return Scalar{dt, bits}, nil
-	}
-	// Integer and bool targets: the value must be integral and in range.
-	if isFloat {
-		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fail()
-		}
-		switch {
-		case f >= -(1<<63) && f < 1<<63:
-			i = int64(f)
-		case f >= 0 && f < 1<<64:
-			u, isUint = uint64(f), true
-		default:
-			return fail()
-		}
-	}
-	if isUint { // above MaxInt64: only u64 holds it
-		if dt != U64 {
-			return fail()
-		}
-		return Scalar{dt, u}, nil
-	}
-	var lo, hi int64
 	switch dt {
-	case Bool:
-		lo, hi = 0, 1
-	case I8:
-		lo, hi = math.MinInt8, math.MaxInt8
-	case U8:
-		lo, hi = 0, math.MaxUint8
-	case I16:
-		lo, hi = math.MinInt16, math.MaxInt16
-	case U16:
-		lo, hi = 0, math.MaxUint16
-	case I32:
-		lo, hi = math.MinInt32, math.MaxInt32
-	case U32:
-		lo, hi = 0, math.MaxUint32
-	case I64:
-		lo, hi = math.MinInt64, math.MaxInt64
-	case U64:
-		lo, hi = 0, math.MaxInt64
+	case F64:
+		return math.Float64bits(f), true
+	case F32:
+		f32 := float32(f)
+		return uint64(math.Float32bits(f32)), !math.IsInf(float64(f32), 0) || math.IsInf(f, 0)
+	case F16:
+		return roundBinary(f, 5, 10)
+	case BF16:
+		return roundBinary(f, 8, 7)
 	}
-	if i < lo || i > hi {
-		return fail()
+	return 0, false
+}
+
+// intBits returns n's bits as integer or bool type dt; false where n is
+// not integral or lies outside dt's range.
+func (n number) intBits(dt DType) (bits uint64, ok bool) {
+	if n.isFloat {
+		f := n.f
+		switch {
+		case f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f):
+			return 0, false
+		case f >= -(1<<63) && f < 1<<63:
+			n.i = int64(f)
+		case f >= 0 && f < 1<<64:
+			n.u, n.isUint = uint64(f), true
+		default:
+			return 0, false
+		}
+	}
+	if n.isUint { // above MaxInt64: only u64 holds it
+		return n.u, dt == U64
+	}
+	lo, hi := intRange(dt)
+	if n.i < lo || n.i > hi {
+		return 0, false
 	}
 	mask := uint64(1)<<(8*dt.Size()) - 1
 	if dt.Size() == 8 {
 		mask = math.MaxUint64
 	}
-	return Scalar{dt, uint64(i) & mask}, nil
+	return uint64(n.i) & mask, true
+}
+
+// intRange returns the least and greatest values of integer or bool
+// type dt, U64's capped at MaxInt64 (intBits holds larger ones apart).
+func intRange(dt DType) (lo, hi int64) {
+	switch dt {
+	case Bool:
+		return 0, 1
+	case I8:
+		return math.MinInt8, math.MaxInt8
+	case U8:
+		return 0, math.MaxUint8
+	case I16:
+		return math.MinInt16, math.MaxInt16
+	case U16:
+		return 0, math.MaxUint16
+	case I32:
+		return math.MinInt32, math.MaxInt32
+	case U32:
+		return 0, math.MaxUint32
+	case I64:
+		return math.MinInt64, math.MaxInt64
+	case U64:
+		return 0, math.MaxInt64
+	}
+	return 0, -1 // no other type: an empty range
 }
 
 // intToFloat64 converts the integer i (or u when isUint) to float64. With
