@@ -316,28 +316,8 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	}
 	binds := d.binds[:len(args)]
 	var accs [vk.MaxSetBindings]access
-	for i, a := range args {
-		if a.T == nil || a.T.d != d {
-			return usagef(ErrMisuse, "device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
-		}
-		if err := a.T.usable(); err != nil {
-			return err
-		}
-		if a.Page < 0 || a.Page >= len(a.T.pages) {
-			return fmt.Errorf("device: kernel %s binding %d: page %d of %v does not exist", k.Name, i, a.Page, a.T)
-		}
-		s := a.T.pages[a.Page]
-		size := a.Size
-		if size == 0 {
-			size = s.size - a.Offset
-		}
-		if a.Offset%d.Alignment() != 0 || a.Offset+size > s.size || size > uint64(d.info.Limits.MaxStorageBufferRange) {
-			return fmt.Errorf("device: kernel %s binding %d: range [%d, +%d) is misaligned or outside page %d of %v",
-				k.Name, i, a.Offset, size, a.Page, a.T)
-		}
-		binds[i] = vk.Binding{Buffer: s.buf, Offset: s.off + a.Offset, Range: size}
-		lo := uint64(a.Page)*d.pageSize + a.Offset
-		accs[i] = access{a.T, lo, lo + size, a.Write}
+	if err := d.bind(k, args, binds, accs[:len(args)]); err != nil {
+		return err
 	}
 	p, err := d.pipeline(k, spec)
 	if err != nil {
@@ -368,6 +348,35 @@ func (d *Device) Dispatch(k *Kernel, spec []uint32, args []Arg, push []byte, gro
 	b.n++
 	if b.n >= b.limit || b.cmds.SetsLeft() == 0 {
 		return d.stream.submit()
+	}
+	return nil
+}
+
+// bind fills binds and accs, one each for args, checking each argument
+// against its tensor and page, and the device's limits. d.mu is held.
+func (d *Device) bind(k *Kernel, args []Arg, binds []vk.Binding, accs []access) error {
+	for i, a := range args {
+		if a.T == nil || a.T.d != d {
+			return usagef(ErrMisuse, "device: kernel %s binding %d: tensor is nil or from another device", k.Name, i)
+		}
+		if err := a.T.usable(); err != nil {
+			return err
+		}
+		if a.Page < 0 || a.Page >= len(a.T.pages) {
+			return fmt.Errorf("device: kernel %s binding %d: page %d of %v does not exist", k.Name, i, a.Page, a.T)
+		}
+		s := a.T.pages[a.Page]
+		size := a.Size
+		if size == 0 {
+			size = s.size - a.Offset
+		}
+		if a.Offset%d.Alignment() != 0 || a.Offset+size > s.size || size > uint64(d.info.Limits.MaxStorageBufferRange) {
+			return fmt.Errorf("device: kernel %s binding %d: range [%d, +%d) is misaligned or outside page %d of %v",
+				k.Name, i, a.Offset, size, a.Page, a.T)
+		}
+		binds[i] = vk.Binding{Buffer: s.buf, Offset: s.off + a.Offset, Range: size}
+		lo := uint64(a.Page)*d.pageSize + a.Offset
+		accs[i] = access{a.T, lo, lo + size, a.Write}
 	}
 	return nil
 }
