@@ -126,11 +126,43 @@ func (d *Device) NewPipeline(cache *PipelineCache, desc PipelineDesc) (*Pipeline
 	return p, nil
 }
 
+// build creates p's objects in turn; where one fails, the caller's
+// Destroy frees those made before it.
 func (p *Pipeline) build(cache *PipelineCache) error {
+	if err := p.createSetLayout(); err != nil {
+		return err
+	}
+	if err := p.createLayout(); err != nil {
+		return err
+	}
+	module, err := p.createModule()
+	if err != nil {
+		return err
+	}
+	defer vk.DestroyShaderModule(p.d.h, module, nil)
+	if err := p.createPipeline(cache, module); err != nil {
+		return err
+	}
+	p.c = C.vkops_pipe{
+		pipeline:   C.VkPipeline(unsafe.Pointer(p.pipeline)),
+		layout:     C.VkPipelineLayout(unsafe.Pointer(p.layout)),
+		set_layout: C.VkDescriptorSetLayout(unsafe.Pointer(p.setl)),
+		nbinds:     C.uint32_t(len(p.desc.Bindings)),
+		push_size:  C.uint32_t(p.desc.PushSize),
+		push_desc:  cbool(p.d.pushDesc),
+	}
+	for i, k := range p.desc.Bindings {
+		p.c.types[i] = C.VkDescriptorType(k.vk())
+	}
+	return nil
+}
+
+// createSetLayout creates p.setl, the layout of p's descriptor set: one
+// binding of each of p.desc.Bindings, pushed where the device can.
+func (p *Pipeline) createSetLayout() error {
 	d := p.d
 	var pinner runtime.Pinner
 	defer pinner.Unpin()
-
 	binds := make([]vk.DescriptorSetLayoutBinding, len(p.desc.Bindings))
 	for i, k := range p.desc.Bindings {
 		binds[i] = vk.DescriptorSetLayoutBinding{
@@ -159,8 +191,16 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 	}
 	p.setl = setl
 	d.live.Add(1)
+	return nil
+}
 
-	setls := []vk.DescriptorSetLayout{setl}
+// createLayout creates p.layout, the pipeline layout of p.setl and
+// p.desc.PushSize bytes of push constants.
+func (p *Pipeline) createLayout() error {
+	d := p.d
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	setls := []vk.DescriptorSetLayout{p.setl}
 	pin(&pinner, &setls[0])
 	pci := &vk.PipelineLayoutCreateInfo{
 		SType:          vk.StructureTypePipelineLayoutCreateInfo,
@@ -177,14 +217,21 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 		pci.PPushConstantRanges = ranges
 	}
 	var layout vk.PipelineLayout
-	r = vk.CreatePipelineLayout(d.h, pci, nil, &layout)
+	r := vk.CreatePipelineLayout(d.h, pci, nil, &layout)
 	pci.Free()
 	if err := check("vkCreatePipelineLayout", r); err != nil {
 		return err
 	}
 	p.layout = layout
 	d.live.Add(1)
+	return nil
+}
 
+// createModule creates a shader module of p.desc.SPIRV, for the caller
+// to destroy once the pipeline is built.
+func (p *Pipeline) createModule() (vk.ShaderModule, error) {
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
 	code := make([]uint32, len(p.desc.SPIRV)/4)
 	for i := range code {
 		code[i] = binary.LittleEndian.Uint32(p.desc.SPIRV[4*i:])
@@ -196,13 +243,15 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 		PCode:    code,
 	}
 	var module vk.ShaderModule
-	r = vk.CreateShaderModule(d.h, mci, nil, &module)
+	r := vk.CreateShaderModule(p.d.h, mci, nil, &module)
 	mci.Free()
-	if err := check("vkCreateShaderModule", r); err != nil {
-		return err
-	}
-	defer vk.DestroyShaderModule(d.h, module, nil)
+	return module, check("vkCreateShaderModule", r)
+}
 
+// createPipeline creates p.pipeline from module with p.desc.Spec's
+// specialization constants, through cache where it is not nil.
+func (p *Pipeline) createPipeline(cache *PipelineCache, module vk.ShaderModule) error {
+	d := p.d
 	var spec *C.uint32_t
 	if len(p.desc.Spec) > 0 {
 		spec = (*C.uint32_t)(unsafe.Pointer(&p.desc.Spec[0]))
@@ -212,7 +261,7 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 		pc = C.VkPipelineCache(unsafe.Pointer(cache.h))
 	}
 	var pipe C.VkPipeline
-	r = vk.Result(C.vkops_create_compute_pipeline(&d.fns, C.VkDevice(unsafe.Pointer(d.h)), pc,
+	r := vk.Result(C.vkops_create_compute_pipeline(&d.fns, C.VkDevice(unsafe.Pointer(d.h)), pc,
 		C.VkShaderModule(unsafe.Pointer(module)), C.VkPipelineLayout(unsafe.Pointer(p.layout)),
 		spec, C.uint32_t(len(p.desc.Spec)), &pipe))
 	if err := check("vkCreateComputePipelines", r); err != nil {
@@ -220,17 +269,6 @@ func (p *Pipeline) build(cache *PipelineCache) error {
 	}
 	p.pipeline = vk.Pipeline(unsafe.Pointer(pipe))
 	d.live.Add(1)
-	p.c = C.vkops_pipe{
-		pipeline:   pipe,
-		layout:     C.VkPipelineLayout(unsafe.Pointer(p.layout)),
-		set_layout: C.VkDescriptorSetLayout(unsafe.Pointer(p.setl)),
-		nbinds:     C.uint32_t(len(p.desc.Bindings)),
-		push_size:  C.uint32_t(p.desc.PushSize),
-		push_desc:  cbool(d.pushDesc),
-	}
-	for i, k := range p.desc.Bindings {
-		p.c.types[i] = C.VkDescriptorType(k.vk())
-	}
 	return nil
 }
 
