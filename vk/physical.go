@@ -231,17 +231,34 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 			ShaderInt16:   f.ShaderInt16 == vk.True,
 		},
 	}
-	switch p.DeviceType {
-	case vk.PhysicalDeviceTypeDiscreteGpu:
-		info.Type = TypeDiscrete
-	case vk.PhysicalDeviceTypeIntegratedGpu:
-		info.Type = TypeIntegrated
-	case vk.PhysicalDeviceTypeVirtualGpu:
-		info.Type = TypeVirtual
-	case vk.PhysicalDeviceTypeCpu:
-		info.Type = TypeCPU
-	}
+	info.Type = deviceType(p.DeviceType)
 	info.TypeName = info.Type.String()
+	info.describeMemory(&mp)
+	in.describeQueues(info)
+	in.describeExtensions(info, p.ApiVersion)
+	if info.UUID == "" {
+		info.UUID = fmt.Sprintf("%x", p.PipelineCacheUUID)
+	}
+	return info
+}
+
+// deviceType returns the DeviceType of a Vulkan device type.
+func deviceType(t vk.PhysicalDeviceType) DeviceType {
+	switch t {
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		return TypeDiscrete
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		return TypeIntegrated
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		return TypeVirtual
+	case vk.PhysicalDeviceTypeCpu:
+		return TypeCPU
+	}
+	return TypeOther
+}
+
+// describeMemory fills info's heaps and memory types from mp.
+func (info *DeviceInfo) describeMemory(mp *vk.PhysicalDeviceMemoryProperties) {
 	for i := range mp.MemoryHeaps[:mp.MemoryHeapCount] {
 		h := mp.MemoryHeaps[i]
 		h.Deref()
@@ -259,12 +276,14 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 			HostCached:   fl&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit) != 0,
 		})
 	}
-	// The 1.0 floor, raised below from maintenance3 where the device has 1.1.
-	info.Limits.MaxMemoryAllocationSize = 1 << 30
+}
 
+// describeQueues sets info.computeFamily: the queue family vkops runs
+// on, -1 where none has compute.
+func (in *Instance) describeQueues(info *DeviceInfo) {
 	info.computeFamily = -1
 	var flags [64]C.uint32_t
-	nq := min(int(C.vkops_queue_flags(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), &flags[0], C.uint32_t(len(flags)))), len(flags))
+	nq := min(int(C.vkops_queue_flags(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(info.pd)), &flags[0], C.uint32_t(len(flags)))), len(flags))
 	for i, f := range flags[:nq] {
 		if f&C.VK_QUEUE_COMPUTE_BIT == 0 {
 			continue
@@ -275,14 +294,20 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 			info.computeFamily = i
 		}
 	}
+}
 
+// describeExtensions fills what info learns beyond Vulkan 1.0's
+// queries, for a device of Vulkan version api: its driver, subgroups,
+// 8- and 16-bit storage, host memory import and push descriptors.
+func (in *Instance) describeExtensions(info *DeviceInfo, api uint32) {
+	inst, pd := C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(info.pd))
+	// The 1.0 floor, raised from maintenance3 where the device has 1.1.
+	info.Limits.MaxMemoryAllocationSize = 1 << 30
 	ext := C.CString(hostImportExt)
-	info.Features.HostImport = p.ApiVersion >= vk.MakeVersion(1, 1, 0) &&
-		C.vkops_has_device_ext(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), ext) != 0
+	info.Features.HostImport = api >= vk.MakeVersion(1, 1, 0) && C.vkops_has_device_ext(in.gipa, inst, pd, ext) != 0
 	C.free(unsafe.Pointer(ext))
 	var x C.vkops_props2
-	C.vkops_query_props2(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), C.uint32_t(p.ApiVersion),
-		cbool(info.Features.HostImport), &x)
+	C.vkops_query_props2(in.gipa, inst, pd, C.uint32_t(api), cbool(info.Features.HostImport), &x)
 	if x.has_props2 != 0 {
 		info.DriverID = DriverID(x.driver_id)
 		info.DriverName = C.GoString(&x.driver_name[0])
@@ -310,10 +335,6 @@ func (in *Instance) describe(pd vk.PhysicalDevice) *DeviceInfo {
 		info.Features.HostImport = false
 	}
 	ext = C.CString(pushDescriptorExt)
-	info.Features.PushDescriptors = C.vkops_has_device_ext(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(pd)), ext) != 0
+	info.Features.PushDescriptors = C.vkops_has_device_ext(in.gipa, inst, pd, ext) != 0
 	C.free(unsafe.Pointer(ext))
-	if info.UUID == "" {
-		info.UUID = fmt.Sprintf("%x", p.PipelineCacheUUID)
-	}
-	return info
 }
