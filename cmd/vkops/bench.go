@@ -28,94 +28,25 @@ const tinyOps = 1000
 // flags, with each case beside the device's copy bandwidth on the same
 // bytes; then the per-op overhead and first-call latencies.
 func runBench(e *env, args []string) error {
-	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
-		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false] [--go]",
-		"vkops bench --op select,where --dtype f32 --compare")
-	opList := fs.String("op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy, "+
-		"offload (a select from Go slices to a Go slice, its parts, and the cold first one in a fresh process) (default: all)")
-	dtList := fs.String("dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
-		"reduce-or and reduce-and are bool, transfers u8")
-	patList := fs.String("pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, zoo: "+
-		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes, or one of them, such as zoo-06, "+
-		"or rzoo: the reduce zoo's seeded random shapes and axes of 4M-32M bools, or one of them, such as rzoo-03 (default: all but the zoos)")
-	shapeArg := fs.String("shape", "", "run only the cases of this shape, such as 4096,16384")
-	size := fs.Int("size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
-		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
-		bench.MinSize, bench.MaxSize, sweepMax))
-	runs := fs.Int("runs", 7, "timed runs per case")
-	warmup := fs.Int("warmup", 2, fmt.Sprintf("untimed runs per case before the timed ones (on a GPU, for %v at least)", bench.GPUWarmup))
-	compare := fs.Bool("compare", false, "also run cpuref on each op case: its time, the speedup, and a bit-exact check")
-	asJSON := fs.Bool("json", false, "print one JSON object per case (and one with op \"overhead\")")
-	sweep := fs.Bool("sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
-	plotFile := fs.String("plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
-	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
-	overhead := fs.Bool("overhead", true, "also measure the per-op overhead and first-call latencies")
-	goPeers := fs.Bool("go", false, "also run the chains on f32 and offload/whole as a Go program would without vkops: "+
-		"a plain loop over its slices (peer go) and that loop split over GOMAXPROCS goroutines (peer go-parallel)")
-	cold := fs.String("cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
-		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
-	firstCase := fs.String("first-call", "", "time only this first-call case's first run in this process and the --runs after it, "+
-		"as one JSON object (what the first-call report runs in a fresh process)")
-	firstSizes := fs.String("first-sizes", fmt.Sprintf("%d,%d", bench.MinSize, bench.DefaultSize),
-		"comma-separated sizes whose first calls the overhead report measures, each case in fresh processes (\"\" for none)")
-	pos, err := parseFlags(fs, args)
+	f, err := parseBenchFlags(e, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return badInput("bench: unexpected argument %q", pos[0])
+	if f.cold != "" {
+		return runCold(e, f.cold, f.size, f.runs, f.asJSON)
 	}
-	firsts, err := parseFirstSizes(*firstSizes)
+	if f.firstCase != "" {
+		return runFirst(e, f.firstCase, f.size, f.runs)
+	}
+	sizes := []int{f.size}
+	if f.sweep {
+		sizes = sweepSizes(f.size)
+	}
+	pick, err := newPicker(f.opList, f.dtList, f.patList, f.shapeArg)
 	if err != nil {
 		return err
 	}
-	sizeSet := false
-	fs.Visit(func(f *flag.Flag) { sizeSet = sizeSet || f.Name == "size" })
-	if *sweep && !sizeSet {
-		*size = sweepMax
-	}
-	if err := bench.CheckSize(*size); err != nil {
-		return badInput("bench: --size: %v", err)
-	}
-	// The first run of a case builds its pipelines: it is never timed.
-	if *runs <= 0 || *warmup <= 0 {
-		return badInput("bench: --runs and --warmup must be at least 1")
-	}
-	if *plotFile != "" {
-		if !*sweep {
-			return badInput("bench: --plot needs --sweep")
-		}
-		if err := bench.CheckPlotFile(*plotFile); err != nil {
-			return badInput("bench: --plot: %v", err)
-		}
-		if err := checkOutputDir("bench", "--plot", *plotFile); err != nil {
-			return err
-		}
-	}
-	var peers []bench.Result
-	if *peersFile != "" {
-		if *plotFile == "" {
-			return badInput("bench: --peers needs --plot")
-		}
-		if peers, err = readPeers(*peersFile); err != nil {
-			return badInput("bench: --peers: %v", err)
-		}
-	}
-	if *cold != "" {
-		return runCold(e, *cold, *size, *runs, *asJSON)
-	}
-	if *firstCase != "" {
-		return runFirst(e, *firstCase, *size, *runs)
-	}
-	sizes := []int{*size}
-	if *sweep {
-		sizes = sweepSizes(*size)
-	}
-	pick, err := newPicker(*opList, *dtList, *patList, *shapeArg)
-	if err != nil {
-		return err
-	}
-	pick.goPeers = *goPeers
+	pick.goPeers = f.goPeers
 	var cases [][]*bench.Case // by size
 	total := 0
 	for i, n := range sizes {
@@ -125,21 +56,123 @@ func runBench(e *env, args []string) error {
 	}
 	if total == 0 {
 		return badInput("bench: no case matches --op %q --dtype %q --pattern %q --shape %q at size %d",
-			*opList, *dtList, *patList, *shapeArg, *size)
+			f.opList, f.dtList, f.patList, f.shapeArg, f.size)
 	}
-
 	d, err := e.open()
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	r := bench.NewRunner(d, bench.Options{Warmup: *warmup, Runs: *runs, Compare: *compare})
-	out := newReport(e, *asJSON, *compare, cases)
+	return runSuite(e, d, f, cases, total)
+}
+
+// benchFlags are `vkops bench`'s flags, checked.
+type benchFlags struct {
+	opList, dtList, patList, shapeArg string
+	size, runs, warmup                int
+	compare, asJSON, sweep, overhead  bool
+	goPeers                           bool
+	plotFile                          string
+	peers                             []bench.Result // read from --peers
+	cold, firstCase                   string
+	firsts                            []int // --first-sizes
+}
+
+// parseBenchFlags parses and checks `vkops bench`'s arguments.
+func parseBenchFlags(e *env, args []string) (*benchFlags, error) {
+	fs := newFlags(e, "bench", "bench [--op OPS] [--dtype TYPES] [--pattern PATTERNS] [--shape DIMS] [--size N] "+
+		"[--runs N] [--compare] [--json] [--sweep [--plot FILE]] [--overhead=false] [--go]",
+		"vkops bench --op select,where --dtype f32 --compare")
+	f := &benchFlags{}
+	fs.StringVar(&f.opList, "op", "", "comma-separated ops to run: select, where, reduce-or, reduce-and, greater, is-nan, logical-and, upload, download, copy, "+
+		"offload (a select from Go slices to a Go slice, its parts, and the cold first one in a fresh process) (default: all)")
+	fs.StringVar(&f.dtList, "dtype", "", "comma-separated element types; select and where run on each (default: f32,f16,bf16,i8,bool), "+
+		"reduce-or and reduce-and are bool, transfers u8")
+	fs.StringVar(&f.patList, "pattern", "", "comma-separated patterns to run, such as same, cond-col, axis0, zoo: "+
+		"the select zoo's seeded random broadcasts of 4M-16M elements, at their own sizes, or one of them, such as zoo-06, "+
+		"or rzoo: the reduce zoo's seeded random shapes and axes of 4M-32M bools, or one of them, such as rzoo-03 (default: all but the zoos)")
+	fs.StringVar(&f.shapeArg, "shape", "", "run only the cases of this shape, such as 4096,16384")
+	fs.IntVar(&f.size, "size", bench.DefaultSize, fmt.Sprintf("elements of the select and where cases, a power of two from %d to %d; "+
+		"reduce [r 4r] has 4x as many, transfers move 4x as many bytes; with --sweep, the largest size, %d unless given",
+		bench.MinSize, bench.MaxSize, sweepMax))
+	fs.IntVar(&f.runs, "runs", 7, "timed runs per case")
+	fs.IntVar(&f.warmup, "warmup", 2, fmt.Sprintf("untimed runs per case before the timed ones (on a GPU, for %v at least)", bench.GPUWarmup))
+	fs.BoolVar(&f.compare, "compare", false, "also run cpuref on each op case: its time, the speedup, and a bit-exact check")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per case (and one with op \"overhead\")")
+	fs.BoolVar(&f.sweep, "sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
+	fs.StringVar(&f.plotFile, "plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
+	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
+	fs.BoolVar(&f.overhead, "overhead", true, "also measure the per-op overhead and first-call latencies")
+	fs.BoolVar(&f.goPeers, "go", false, "also run the chains on f32 and offload/whole as a Go program would without vkops: "+
+		"a plain loop over its slices (peer go) and that loop split over GOMAXPROCS goroutines (peer go-parallel)")
+	fs.StringVar(&f.cold, "cold", "", "time only the first offload of --size elements in this process and the ones after it, "+
+		"by this path: whole (FromSlice and ToSlice) or wrap (Wrap and View); --op offload runs both, each in a fresh process")
+	fs.StringVar(&f.firstCase, "first-call", "", "time only this first-call case's first run in this process and the --runs after it, "+
+		"as one JSON object (what the first-call report runs in a fresh process)")
+	firstSizes := fs.String("first-sizes", fmt.Sprintf("%d,%d", bench.MinSize, bench.DefaultSize),
+		"comma-separated sizes whose first calls the overhead report measures, each case in fresh processes (\"\" for none)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, badInput("bench: unexpected argument %q", pos[0])
+	}
+	if f.firsts, err = parseFirstSizes(*firstSizes); err != nil {
+		return nil, err
+	}
+	sizeSet := false
+	fs.Visit(func(fl *flag.Flag) { sizeSet = sizeSet || fl.Name == "size" })
+	if f.sweep && !sizeSet {
+		f.size = sweepMax
+	}
+	if err := bench.CheckSize(f.size); err != nil {
+		return nil, badInput("bench: --size: %v", err)
+	}
+	// The first run of a case builds its pipelines: it is never timed.
+	if f.runs <= 0 || f.warmup <= 0 {
+		return nil, badInput("bench: --runs and --warmup must be at least 1")
+	}
+	if err := f.checkPlot(*peersFile); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkPlot checks --plot and reads --peers, the file named peersFile.
+func (f *benchFlags) checkPlot(peersFile string) (err error) {
+	if f.plotFile != "" {
+		if !f.sweep {
+			return badInput("bench: --plot needs --sweep")
+		}
+		if err := bench.CheckPlotFile(f.plotFile); err != nil {
+			return badInput("bench: --plot: %v", err)
+		}
+		if err := checkOutputDir("bench", "--plot", f.plotFile); err != nil {
+			return err
+		}
+	}
+	if peersFile != "" {
+		if f.plotFile == "" {
+			return badInput("bench: --peers needs --plot")
+		}
+		if f.peers, err = readPeers(peersFile); err != nil {
+			return badInput("bench: --peers: %v", err)
+		}
+	}
+	return nil
+}
+
+// runSuite runs cases, total of them, on d and reports them as f asks:
+// rows, the zoo's summary, the cold offload, the plot and the overhead.
+func runSuite(e *env, d *device.Device, f *benchFlags, cases [][]*bench.Case, total int) error {
+	r := bench.NewRunner(d, bench.Options{Warmup: f.warmup, Runs: f.runs, Compare: f.compare})
+	out := newReport(e, f.asJSON, f.compare, cases)
 	var bar *progress
-	if *sweep && isTerminal(e.stderr) {
+	if f.sweep && isTerminal(e.stderr) {
 		bar = &progress{w: e.stderr, total: total}
 	}
-	out.header(d, *warmup, *runs)
+	out.header(d, f.warmup, f.runs)
 	var results []bench.Result
 	var disagree []string
 	compared := 0
@@ -169,21 +202,21 @@ func runBench(e *env, args []string) error {
 	}
 	out.zooSummary(results)
 	if slices.ContainsFunc(results, func(r bench.Result) bool { return r.Op == "offload" }) {
-		if err := out.coldOffload(e, *size, *runs); err != nil {
+		if err := out.coldOffload(e, f.size, f.runs); err != nil {
 			return err
 		}
 	}
-	if *plotFile != "" {
+	if f.plotFile != "" {
 		title := fmt.Sprintf("vkops bench --sweep: %s, %s", d, time.Now().Format("2006-01-02"))
-		if err := bench.Plot(*plotFile, title, append(results, peers...), r.Copies()); err != nil {
+		if err := bench.Plot(f.plotFile, title, append(results, f.peers...), r.Copies()); err != nil {
 			return err
 		}
-		if !*asJSON {
-			fmt.Fprintf(e.stdout, "\nplot: %s\n", *plotFile)
+		if !f.asJSON {
+			fmt.Fprintf(e.stdout, "\nplot: %s\n", f.plotFile)
 		}
 	}
-	if *overhead {
-		if err := out.overhead(e, d, firsts); err != nil {
+	if f.overhead {
+		if err := out.overhead(e, d, f.firsts); err != nil {
 			return err
 		}
 	}
