@@ -83,94 +83,133 @@ func (p *parser) peek() byte {
 // parseHeader decodes the header dict of an .npy file.
 func parseHeader(b []byte) (*header, error) {
 	p := &parser{b: b}
-	var descr, fortran, shape span
+	var keys headerKeys
+	if err := p.headerDict(&keys); err != nil {
+		return nil, err
+	}
+	return keys.decode(b)
+}
+
+// headerKeys are where the values of a header's three keys lie.
+type headerKeys struct{ descr, fortran, shape span }
+
+// headerDict reads the header's dict, the whole of p, into k: each of
+// its three keys once, and no other.
+func (p *parser) headerDict(k *headerKeys) error {
 	p.space()
 	if p.peek() != '{' {
-		return nil, p.errorf("not a dict")
+		return p.errorf("not a dict")
 	}
 	p.pos++
-	for {
-		p.space()
-		if p.peek() == '}' {
-			p.pos++
-			break
-		}
-		if p.pos >= len(p.b) {
-			return nil, p.errorf("unexpected end")
-		}
-		if c := p.peek(); c != '\'' && c != '"' {
-			return nil, p.errorf("dict key is not a string")
-		}
-		key, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		p.space()
-		if p.peek() != ':' {
-			return nil, p.errorf("want ':' after key %s", excerpt([]byte(key)))
-		}
+	p.space()
+	if p.peek() == '}' {
 		p.pos++
-		p.space()
-		start := p.pos
-		k, err := p.value(1)
-		if err != nil {
-			return nil, err
+	} else {
+		for more := true; more; {
+			var err error
+			if more, err = p.entry(k); err != nil {
+				return err
+			}
 		}
-		var dst *span
-		switch key {
-		case "descr":
-			dst = &descr
-		case "fortran_order":
-			dst = &fortran
-		case "shape":
-			dst = &shape
-		default:
-			return nil, fmt.Errorf("npy: header has unexpected key %s", excerpt([]byte(key)))
-		}
-		if dst.set {
-			// Python would keep the last value; numpy never writes a key
-			// twice, so a repeat means the file is not what it claims.
-			return nil, fmt.Errorf("npy: header repeats key %q", key)
-		}
-		*dst = span{kind: k, start: start, end: p.pos, set: true}
-		p.space()
-		switch p.peek() {
-		case ',':
-			p.pos++
-			continue
-		case '}':
-			p.pos++
-		default:
-			return nil, p.errorf("want ',' or '}' after the value of %q", key) // a known key
-		}
-		break
 	}
 	p.space()
 	if p.pos != len(p.b) {
-		return nil, p.errorf("text after the dict")
+		return p.errorf("text after the dict")
 	}
-	for _, k := range []struct {
+	for _, s := range []struct {
 		name string
 		s    span
-	}{{"descr", descr}, {"fortran_order", fortran}, {"shape", shape}} {
-		if !k.s.set {
-			return nil, fmt.Errorf("npy: header is missing key %q", k.name)
+	}{{"descr", k.descr}, {"fortran_order", k.fortran}, {"shape", k.shape}} {
+		if !s.s.set {
+			return fmt.Errorf("npy: header is missing key %q", s.name)
 		}
 	}
+	return nil
+}
 
+// entry reads one key and its value into k, and the ',' or '}' after
+// them; more reports a ',' not followed by '}'.
+func (p *parser) entry(k *headerKeys) (more bool, err error) {
+	if p.pos >= len(p.b) {
+		return false, p.errorf("unexpected end")
+	}
+	if c := p.peek(); c != '\'' && c != '"' {
+		return false, p.errorf("dict key is not a string")
+	}
+	key, err := p.str()
+	if err != nil {
+		return false, err
+	}
+	p.space()
+	if p.peek() != ':' {
+		return false, p.errorf("want ':' after key %s", excerpt([]byte(key)))
+	}
+	p.pos++
+	p.space()
+	start := p.pos
+	kind, err := p.value(1)
+	if err != nil {
+		return false, err
+	}
+	dst, err := k.slot(key)
+	if err != nil {
+		return false, err
+	}
+	*dst = span{kind: kind, start: start, end: p.pos, set: true}
+	p.space()
+	switch p.peek() {
+	case ',':
+		p.pos++
+		p.space()
+		if p.peek() == '}' {
+			p.pos++
+			return false, nil
+		}
+		return true, nil
+	case '}':
+		p.pos++
+		return false, nil
+	}
+	return false, p.errorf("want ',' or '}' after the value of %q", key) // a known key
+}
+
+// slot returns where the value of key goes.
+func (k *headerKeys) slot(key string) (*span, error) {
+	var dst *span
+	switch key {
+	case "descr":
+		dst = &k.descr
+	case "fortran_order":
+		dst = &k.fortran
+	case "shape":
+		dst = &k.shape
+	default:
+		return nil, fmt.Errorf("npy: header has unexpected key %s", excerpt([]byte(key)))
+	}
+	if dst.set {
+		// Python would keep the last value; numpy never writes a key
+		// twice, so a repeat means the file is not what it claims.
+		return nil, fmt.Errorf("npy: header repeats key %q", key)
+	}
+	return dst, nil
+}
+
+// decode decodes the values of k's keys, found in b.
+func (k *headerKeys) decode(b []byte) (*header, error) {
 	h := new(header)
 	var err error
-	if h.dtype, h.swap, err = decodeDescr(b, descr); err != nil {
+	if h.dtype, h.swap, err = decodeDescr(b, k.descr); err != nil {
 		return nil, err
 	}
-	switch text := unparen(b[fortran.start:fortran.end]); {
-	case fortran.kind == kindBool && string(text) == "True":
+	f := k.fortran
+	switch text := unparen(b[f.start:f.end]); {
+	case f.kind == kindBool && string(text) == "True":
 		h.fortran = true
-	case fortran.kind == kindBool && string(text) == "False":
+	case f.kind == kindBool && string(text) == "False":
 	default:
-		return nil, fmt.Errorf("npy: header 'fortran_order' is not True or False: %s", excerpt(b[fortran.start:fortran.end]))
+		return nil, fmt.Errorf("npy: header 'fortran_order' is not True or False: %s", excerpt(b[f.start:f.end]))
 	}
-	if h.shape, err = decodeShape(b[shape.start:shape.end], shape.kind); err != nil {
+	if h.shape, err = decodeShape(b[k.shape.start:k.shape.end], k.shape.kind); err != nil {
 		return nil, err
 	}
 	return h, nil
