@@ -48,16 +48,41 @@ func Plot(file, title string, results, copies []Result) error {
 	if err := CheckPlotFile(file); err != nil {
 		return err
 	}
-	// Panels and their lines in the order the results came.
-	type line struct {
-		name string
-		peer bool
-		xys  plotter.XYs
+	order, panels := plotPanels(results)
+	if len(order) == 0 {
+		return fmt.Errorf("plot %s: no results to draw", file)
 	}
-	var order []string
-	panels := map[string][]*line{}
-	// vkops's results first, so that they make the panels, then the peers'
-	// on the element type of each panel's first line.
+	ref := copyLine(copies)
+	cols := min(3, len(order))
+	rows := (len(order) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+	}
+	for i, key := range order {
+		p, err := panelPlot(key, panels[key], ref)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", file, err)
+		}
+		grid[i/cols][i%cols] = p
+	}
+	return drawGrid(file, title, grid)
+}
+
+// A plotLine is one line of a panel: an element type's results, or a
+// peer's.
+type plotLine struct {
+	name string
+	peer bool
+	xys  plotter.XYs
+}
+
+// plotPanels groups results into panels, one per op and pattern (the
+// transfers share one), in the order they came: vkops's first, so that
+// they make the panels, then the peers' on the element type of each
+// panel's first line.
+func plotPanels(results []Result) (order []string, panels map[string][]*plotLine) {
+	panels = map[string][]*plotLine{}
 	ordered := slices.Clone(results)
 	slices.SortStableFunc(ordered, func(a, b Result) int { return strings.Compare(a.Peer, b.Peer) })
 	for _, r := range ordered {
@@ -77,72 +102,70 @@ func Plot(file, title string, results, copies []Result) error {
 		if _, ok := panels[key]; !ok {
 			order = append(order, key)
 		}
-		var l *line
+		var l *plotLine
 		for _, x := range panels[key] {
 			if x.name == name {
 				l = x
 			}
 		}
 		if l == nil {
-			l = &line{name: name, peer: r.Peer != ""}
+			l = &plotLine{name: name, peer: r.Peer != ""}
 			panels[key] = append(panels[key], l)
 		}
 		if r.Bytes > 0 && r.GBps > 0 {
 			l.xys = append(l.xys, plotter.XY{X: float64(r.Bytes), Y: r.GBps})
 		}
 	}
-	if len(order) == 0 {
-		return fmt.Errorf("plot %s: no results to draw", file)
-	}
-	ref := copyLine(copies)
+	return order, panels
+}
 
-	cols := min(3, len(order))
-	rows := (len(order) + cols - 1) / cols
-	grid := make([][]*plot.Plot, rows)
-	for i := range grid {
-		grid[i] = make([]*plot.Plot, cols)
-	}
-	for i, key := range order {
-		p := plot.New()
-		p.Title.Text = key
-		p.X.Label.Text = "bytes read + written per run"
-		p.Y.Label.Text = "GB/s"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.TickerFunc(byteTicks)
-		p.Y.Min = 0
-		p.Y.Tick.Marker = plot.TickerFunc(gbpsTicks)
-		p.Legend.Top, p.Legend.Left = true, true
-		p.Legend.TextStyle.Font.Size = vg.Points(8)
-		p.Add(plotter.NewGrid())
-		if len(ref) > 0 {
-			l, err := plotter.NewLine(ref)
-			if err != nil {
-				return fmt.Errorf("plot %s: %w", file, err)
-			}
-			l.Color = color.Gray{Y: 96}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			p.Legend.Add("copy", l)
+// panelPlot draws the panel titled key: its lines, peers dotted, over
+// the copy baseline ref, dashed.
+func panelPlot(key string, lines []*plotLine, ref plotter.XYs) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = key
+	p.X.Label.Text = "bytes read + written per run"
+	p.Y.Label.Text = "GB/s"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.TickerFunc(byteTicks)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = plot.TickerFunc(gbpsTicks)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	if len(ref) > 0 {
+		l, err := plotter.NewLine(ref)
+		if err != nil {
+			return nil, err
 		}
-		for j, l := range panels[key] {
-			if len(l.xys) == 0 {
-				continue
-			}
-			lp, pts, err := plotter.NewLinePoints(l.xys)
-			if err != nil {
-				return fmt.Errorf("plot %s: %w", file, err)
-			}
-			lp.Color, pts.Color = plotutil.Color(j), plotutil.Color(j)
-			pts.Shape = plotutil.Shape(j)
-			if l.peer {
-				lp.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-			}
-			p.Add(lp, pts)
-			p.Legend.Add(l.name, lp, pts)
-		}
-		grid[i/cols][i%cols] = p
+		l.Color = color.Gray{Y: 96}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add("copy", l)
 	}
+	for j, l := range lines {
+		if len(l.xys) == 0 {
+			continue
+		}
+		lp, pts, err := plotter.NewLinePoints(l.xys)
+		if err != nil {
+			return nil, err
+		}
+		lp.Color, pts.Color = plotutil.Color(j), plotutil.Color(j)
+		pts.Shape = plotutil.Shape(j)
+		if l.peer {
+			lp.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		}
+		p.Add(lp, pts)
+		p.Legend.Add(l.name, lp, pts)
+	}
+	return p, nil
+}
 
+// drawGrid writes the panels of grid, headed by title, into file; the
+// panels that grid leaves nil stay empty.
+func drawGrid(file, title string, grid [][]*plot.Plot) error {
+	rows, cols := len(grid), len(grid[0])
 	tile := struct{ w, h vg.Length }{4.2 * vg.Inch, 3.2 * vg.Inch}
 	head := 0.4 * vg.Inch
 	w, h := vg.Length(cols)*tile.w, vg.Length(rows)*tile.h+head
@@ -160,7 +183,6 @@ func Plot(file, title string, results, copies []Result) error {
 		YAlign:  draw.YCenter,
 		Handler: plot.DefaultTextHandler,
 	}, vg.Point{X: w / 2, Y: h - head/2}, title)
-	// Tiles that grid leaves nil stay empty.
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6), PadTop: head}
 	canvases := plot.Align(grid, tiles, dc)
 	for i := range grid {
