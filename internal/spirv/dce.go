@@ -140,7 +140,10 @@ func (d *deadCode) scan() bool {
 	}
 	d.stores = map[uint32][]int{}
 	for k := range d.at {
-		if v, ok := d.localStore(d.ins(k)); ok && d.inFunc[k] {
+		if !d.inFunc[k] {
+			continue
+		}
+		if v, ok := d.localStore(d.ins(k)); ok {
 			d.stores[v] = append(d.stores[v], k)
 		}
 	}
@@ -220,18 +223,21 @@ func (d *deadCode) propagate() {
 	}
 }
 
+// dead reports whether dce removes instruction k, ins: an instruction
+// of a function that nothing live reads and that only makes its result,
+// a variable, or a store.
+func (d *deadCode) dead(k int, ins []uint32) bool {
+	op := ins[0] & 0xffff
+	return d.inFunc[k] && !d.live[k] && (op == opStore || op == opVariable || removable(ins, d.glsl))
+}
+
 // removed returns the ids whose making instructions dce removes, and
 // whether it removes anything.
 func (d *deadCode) removed() (removed []bool, cut bool) {
 	removed = make([]bool, d.bound)
 	for k := range d.at {
-		ins := d.ins(k)
-		op := ins[0] & 0xffff
-		if !d.inFunc[k] || d.live[k] {
-			continue
-		}
-		if op == opStore || op == opVariable && d.local[ins[2]] || removable(ins, d.glsl) {
-			if op != opStore {
+		if ins := d.ins(k); d.dead(k, ins) {
+			if ins[0]&0xffff != opStore {
 				removed[ins[2]] = true
 			}
 			cut = true
@@ -249,7 +255,7 @@ func (d *deadCode) emit(removed []bool) []uint32 {
 		ins := d.ins(k)
 		op := ins[0] & 0xffff
 		switch {
-		case d.inFunc[k] && !d.live[k] && (op == opStore || op == opVariable || removable(ins, d.glsl)):
+		case d.dead(k, ins):
 			continue
 		case (op == opName || op == opDecorate || op == opDecorateID || op == opDecorateString) &&
 			len(ins) >= 2 && ins[1] < d.bound && removed[ins[1]]:
