@@ -278,12 +278,18 @@ func (info *DeviceInfo) describeMemory(mp *vk.PhysicalDeviceMemoryProperties) {
 	}
 }
 
+// handles returns in and info's physical device as the C shim takes them.
+func (in *Instance) handles(info *DeviceInfo) (C.VkInstance, C.VkPhysicalDevice) {
+	return C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(info.pd))
+}
+
 // describeQueues sets info.computeFamily: the queue family vkops runs
 // on, -1 where none has compute.
 func (in *Instance) describeQueues(info *DeviceInfo) {
 	info.computeFamily = -1
 	var flags [64]C.uint32_t
-	nq := min(int(C.vkops_queue_flags(in.gipa, C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(info.pd)), &flags[0], C.uint32_t(len(flags)))), len(flags))
+	inst, pd := in.handles(info)
+	nq := min(int(C.vkops_queue_flags(in.gipa, inst, pd, &flags[0], C.uint32_t(len(flags)))), len(flags))
 	for i, f := range flags[:nq] {
 		if f&C.VK_QUEUE_COMPUTE_BIT == 0 {
 			continue
@@ -300,7 +306,7 @@ func (in *Instance) describeQueues(info *DeviceInfo) {
 // queries, for a device of Vulkan version api: its driver, subgroups,
 // 8- and 16-bit storage, host memory import and push descriptors.
 func (in *Instance) describeExtensions(info *DeviceInfo, api uint32) {
-	inst, pd := C.VkInstance(unsafe.Pointer(in.h)), C.VkPhysicalDevice(unsafe.Pointer(info.pd))
+	inst, pd := in.handles(info)
 	// The 1.0 floor, raised from maintenance3 where the device has 1.1.
 	info.Limits.MaxMemoryAllocationSize = 1 << 30
 	ext := C.CString(hostImportExt)
