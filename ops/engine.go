@@ -210,11 +210,11 @@ func checkOutput(op string, dt tensor.DType, out tensor.Shape) (int, error) {
 
 // execute is what every elementwise op does once its operands are
 // checked: it checks out as the shape of a new dt tensor (checkOutput),
-// lays the inputs out over it, allocates the output on d and fills it.
-// If a dispatch fails, the output is freed. Callers may keep out on the
-// stack, so that an op allocates nothing but its output: errors quote a
-// copy of it.
-func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor.Shape) (*device.Tensor, error) {
+// lays the inputs out over it, allocates the output on d, or takes dst
+// where the caller gave one (Expr.EvalInto), and fills it. If a dispatch
+// fails, a new output is freed. Callers may keep out on the stack, so
+// that an op allocates nothing but its output: errors quote a copy of it.
+func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor.Shape, dst *device.Tensor) (*device.Tensor, error) {
 	n, err := checkOutput(name, dt, out)
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor
 	if l.rank > maxRank {
 		return nil, rankError(name, &l)
 	}
-	res, err := bridge.Empty(d, dt, out)
+	res, err := output(d, dt, out, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", name, err)
 	}
@@ -232,10 +232,28 @@ func (r *run) execute(name string, d *device.Device, dt tensor.DType, out tensor
 	}
 	r.ts[r.op.inputs], r.shapes[r.op.inputs] = res, out
 	if err := r.record(d, &l); err != nil {
-		res.Free()
+		discard(res, dst)
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
+}
+
+// output returns the tensor an op writes: dst where the caller gave one,
+// which Expr.EvalInto checked to be a dt tensor of shape out on d, else a
+// new one.
+func output(d *device.Device, dt tensor.DType, out tensor.Shape, dst *device.Tensor) (*device.Tensor, error) {
+	if dst != nil {
+		return dst, nil
+	}
+	return bridge.Empty(d, dt, out)
+}
+
+// discard frees res, an op's output that it failed to fill, unless it is
+// the caller's dst.
+func discard(res, dst *device.Tensor) {
+	if res != dst {
+		res.Free()
+	}
 }
 
 // record fills the output over layout l: by the pick rule where it

@@ -232,3 +232,41 @@ func ExampleExpr_Explain() {
 	// 2. fused is-nan, where, is-inf, where (#1; scalar 0) -> f32[2 3]
 	// [-1 0.5 0 1 1 -1]
 }
+
+// EvalInto writes a chain's result where the caller wants it: into a Go
+// slice made a tensor by Wrap, the kernel stores the result in the slice
+// itself, with no copy out. Wait, then read the slice. A device that
+// cannot import host memory gets a copy (Wrapped reports false): read it
+// back with ToSliceInto.
+func ExampleExpr_EvalInto() {
+	d, err := device.Open(device.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer d.Close()
+	xs := device.MakeSlice[float32](8) // on the device's alignment: Wrap imports it
+	copy(xs, []float32{-2, 0.5, 3, -1, 4, -0.25, 1, 2})
+	out := device.MakeSlice[float32](8)
+
+	x, _ := device.Wrap(d, xs, 2, 4)
+	y, _ := device.Wrap(d, out, 2, 4)
+	defer x.Free()
+	defer y.Free()
+	var e ops.Expr
+	relu := e.Maximum(e.Input(x), 0)
+	if err := e.EvalInto(relu, y); err != nil {
+		log.Fatal(err)
+	}
+	if err := y.Wait(); err != nil { // the kernel has written out
+		log.Fatal(err)
+	}
+	if !y.Wrapped() {
+		if err := device.ToSliceInto(y, out); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(out)
+	// Output:
+	// [0 0.5 3 0 4 0 1 2]
+}

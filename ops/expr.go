@@ -350,7 +350,46 @@ func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.eval(e)
+	return c.eval(e, nil)
+}
+
+// EvalInto computes n as Eval does, into dst rather than a new tensor.
+// dst must be a live tensor on n's device, of n's element type and
+// shape, and none of the Expr's inputs, nor share memory with one. The
+// kernels overwrite it when they run: over a slice made a tensor by
+// device.Wrap, the result lands in the slice itself, with no copy out;
+// call dst.Wait before the host reads it. A broken rule leaves dst as
+// it was.
+func (e *Expr) EvalInto(n Node, dst *device.Tensor) error {
+	c, err := e.plan(n)
+	if err != nil {
+		return err
+	}
+	if err := e.checkDst(c.root, dst); err != nil {
+		return err
+	}
+	_, err = c.eval(e, dst)
+	return err
+}
+
+// checkDst checks dst as EvalInto's rules for the result of node root.
+func (e *Expr) checkDst(root int32, dst *device.Tensor) error {
+	n := &e.nodes[root-1]
+	if err := checkTensor("expr", "dst", dst); err != nil {
+		return err
+	}
+	if dst.Device() != n.dev {
+		return invalidf("expr: dst is on another device than %s's operands", n.name)
+	}
+	if dst.DType() != n.dt || !bridge.Tensor(dst).Dims().Equal(n.dims) {
+		return invalidf("expr: dst %v is not of %s's result type and shape %v%v", dst, n.name, n.dt, n.dims)
+	}
+	for i := range e.nodes {
+		if e.nodes[i].kind == exprInput && e.nodes[i].t == dst {
+			return invalidf("expr: dst %v is an input of the expression; evaluate into another tensor", dst)
+		}
+	}
+	return nil
 }
 
 // plan returns n's plan, made on the first call.
@@ -392,8 +431,9 @@ func (e *Expr) value(i int32, vals []*device.Tensor) *device.Tensor {
 	return vals[i-1]
 }
 
-// evalNode runs node i, op by op, its operands' values in vals.
-func (e *Expr) evalNode(i int32, vals []*device.Tensor) (*device.Tensor, error) {
+// evalNode runs node i, op by op, its operands' values in vals, into
+// dst where it is not nil.
+func (e *Expr) evalNode(i int32, vals []*device.Tensor, dst *device.Tensor) (*device.Tensor, error) {
 	n := &e.nodes[i-1]
 	switch n.kind {
 	case exprMask:
@@ -405,11 +445,11 @@ func (e *Expr) evalNode(i int32, vals []*device.Tensor) (*device.Tensor, error) 
 			c = e.operandOf(n.args[2], vals)
 		}
 		if n.mask.values {
-			return runValues(n.name, n.mask.code, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b, c)
+			return runValues(n.name, n.mask.code, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b, c, dst)
 		}
-		return runMask(n.name, n.mask.code, n.detect, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b)
+		return runMask(n.name, n.mask.code, n.detect, n.dev, n.argDT, n.dims, e.operandOf(n.args[0], vals), b, dst)
 	case exprSelect:
-		return blend(n.name, n.dt, n.dims, e.value(n.args[0].node, vals), e.operandOf(n.args[1], vals), e.operandOf(n.args[2], vals))
+		return blend(n.name, n.dt, n.dims, e.value(n.args[0].node, vals), e.operandOf(n.args[1], vals), e.operandOf(n.args[2], vals), dst)
 	}
-	return reduceRun(n.red, e.value(n.args[0].node, vals), n.axes, n.dims)
+	return reduceRun(n.red, e.value(n.args[0].node, vals), n.axes, n.dims, dst)
 }

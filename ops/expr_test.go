@@ -229,8 +229,9 @@ func specialHost(rng *rand.Rand, dt tensor.DType, shape tensor.Shape) *tensor.Ho
 }
 
 // runChain builds c three ways on inputs hosts (uploaded to d) and fails
-// t unless the fused Expr, the ops one by one and cpuref agree bit for
-// bit. It returns the Expr's plan.
+// t unless the fused Expr (by Eval, and by EvalInto a tensor of
+// garbage), the ops one by one and cpuref agree bit for bit. It returns
+// the Expr's plan.
 func runChain(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host) *compiled {
 	t.Helper()
 	return runChainOf(t, d, c, hosts, true)
@@ -254,7 +255,11 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 	defer got.Free()
 	plan := e.compiled[len(e.compiled)-1]
 	want := c.make(refBuilder{t}, ref).(*tensor.Host)
-	ys := []*device.Tensor{got}
+	into := garbage(t, d, got.DType(), got.Shape())
+	if err := e.EvalInto(root, into); err != nil {
+		t.Fatalf("%s: EvalInto: %v", c.name, err)
+	}
+	ys := []*device.Tensor{got, into}
 	if unfused {
 		ys = append(ys, c.make(opsBuilder{t}, dev).(*device.Tensor))
 	}
@@ -269,10 +274,24 @@ func runChainOf(t *testing.T, d *device.Device, c chain, hosts []*tensor.Host, u
 				i++
 			}
 			t.Fatalf("%s on %v%v, inputs %v (%s, %d steps, %s pages): got %v, differs from cpuref's %v at byte %d",
-				c.name, hosts[0].DType, hosts[0].Shape, hosts[len(hosts)-1].Shape, [...]string{"the Expr", "op by op"}[k], plan.kernels(), map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
+				c.name, hosts[0].DType, hosts[0].Shape, hosts[len(hosts)-1].Shape, [...]string{"the Expr", "EvalInto", "op by op"}[k], plan.kernels(), map[bool]string{true: "4 KiB", false: "large"}[bridge.Device(d).PageSize() == 4096], h.Shape, want.Shape, i)
 		}
 	}
 	return plan
+}
+
+// garbage returns a dt tensor of shape on d whose bytes are 0xa5, freed
+// when t ends.
+func garbage(t *testing.T, d *device.Device, dt tensor.DType, shape tensor.Shape) *device.Tensor {
+	t.Helper()
+	h, err := tensor.New(dt, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Data {
+		h.Data[i] = 0xa5
+	}
+	return upload(t, d, h)
 }
 
 // fusedWhole reports whether c runs as one fused kernel.
@@ -867,10 +886,16 @@ func FuzzExpr(f *testing.F) {
 		if k, most := e.compiled[0].kernels(), fewestKernels(&e, root.i); hasVote(d) && k > most {
 			t.Fatalf("%d steps, want at most %d:\n%s", k, most, e.compiled[0].explain(&e))
 		}
-		g, _ := bridge.Tensor(got).Download()
+		into := garbage(t, d, got.DType(), got.Shape())
+		if err := e.EvalInto(root, into); err != nil {
+			t.Fatal(err)
+		}
 		w, _ := bridge.Tensor(ov[len(ov)-1].(*device.Tensor)).Download()
-		if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
-			t.Fatalf("the Expr's %v differs from the ops' %v", g.Shape, w.Shape)
+		for k, y := range []*device.Tensor{got, into} {
+			g, _ := bridge.Tensor(y).Download()
+			if !g.Shape.Equal(w.Shape) || !bytes.Equal(g.Data, w.Data) {
+				t.Fatalf("the Expr's %v (%s) differs from the ops' %v", g.Shape, [...]string{"Eval", "EvalInto"}[k], w.Shape)
+			}
 		}
 	})
 }
@@ -1155,5 +1180,97 @@ func TestExprExplain(t *testing.T) {
 		if len(e.compiled) != n {
 			t.Errorf("Eval planned again after Explain")
 		}
+	}
+}
+
+// TestExprEvalInto evaluates into the caller's tensors: a slice made a
+// tensor by Wrap, which holds the result with no copy out, and the
+// result of a chain that ends in a reduction run as its own op; and
+// checks EvalInto's rules, each broken one leaving dst as it was.
+func TestExprEvalInto(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(71, 72))
+	shape := tensor.Shape{32, 130} // whole 16-byte words, as Wrap imports
+	var e Expr
+	xn := e.Input(upload(t, d, specialHost(rng, tensor.F32, shape)))
+	relu := e.Maximum(xn, 0)
+	want, err := e.Eval(relu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Free()
+	wb, _ := bridge.Tensor(want).Download()
+	out := device.MakeSlice[float32](shape.NumElements())
+	dst, err := device.Wrap(d, out, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Free()
+	if err := e.EvalInto(relu, dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4*len(out))
+	if dst.Wrapped() {
+		for i, v := range out {
+			binary.LittleEndian.PutUint32(got[4*i:], math.Float32bits(v))
+		}
+	} else if err := bridge.Tensor(dst).Read(got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, wb.Data) {
+		t.Errorf("EvalInto a wrapped slice (wrapped %v) differs from Eval", dst.Wrapped())
+	}
+
+	zn := e.Input(upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{3, 4, 32})))
+	red := e.ReduceOr(e.IsNaN(e.Where(e.Greater(zn, 0), zn, 0)), []int{1})
+	rw, err := e.Eval(red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Free()
+	rd := garbage(t, d, tensor.Bool, tensor.Shape{3, 32})
+	if err := e.EvalInto(red, rd); err != nil {
+		t.Fatal(err)
+	}
+	rwb, _ := bridge.Tensor(rw).Download()
+	rdb, _ := bridge.Tensor(rd).Download()
+	if k := e.compiled[len(e.compiled)-1].kernels(); k != 2 || !bytes.Equal(rwb.Data, rdb.Data) {
+		t.Errorf("EvalInto of a fused chain and a reduction (%d kernels) differs from Eval", k)
+	}
+
+	freed := garbage(t, d, tensor.F32, shape)
+	freed.Free()
+	other := devtest.Open(t, device.Options{})
+	for _, c := range []struct {
+		dst  *device.Tensor
+		want string
+	}{
+		{nil, "expr: dst is nil"},
+		{freed, "expr: dst f32[32 130] was freed"},
+		{garbage(t, d, tensor.F16, shape), "expr: dst f16[32 130] is not of maximum's result type and shape f32[32 130]"},
+		{garbage(t, d, tensor.F32, tensor.Shape{130, 32}), "expr: dst f32[130 32] is not of maximum's result type and shape f32[32 130]"},
+		{e.nodes[xn.i-1].t, "expr: dst f32[32 130] is an input of the expression; evaluate into another tensor"},
+		{garbage(t, other, tensor.F32, shape), "expr: dst is on another device than maximum's operands"},
+	} {
+		var before []byte
+		if c.dst != nil && c.dst.Err() == nil {
+			h, _ := bridge.Tensor(c.dst).Download()
+			before = h.Data
+		}
+		err := e.EvalInto(relu, c.dst)
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrInvalid) {
+			t.Errorf("EvalInto(%v): got %v, want %q", c.dst, err, c.want)
+		}
+		if before != nil {
+			if h, _ := bridge.Tensor(c.dst).Download(); !bytes.Equal(h.Data, before) {
+				t.Errorf("EvalInto(%v) failed and changed dst", c.dst)
+			}
+		}
+	}
+	if err := e.EvalInto(Node{}, dst); err == nil || !errors.Is(err, ErrInvalid) {
+		t.Errorf("EvalInto of the zero Node: got %v", err)
 	}
 }

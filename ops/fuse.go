@@ -323,19 +323,19 @@ func (e *Expr) planFused(c *segment) error {
 }
 
 // eval runs c with e's inputs as they are now and the values of earlier
-// segments in vals.
-func (c *segment) eval(e *Expr, vals []*device.Tensor) (*device.Tensor, error) {
+// segments in vals, into dst where it is not nil.
+func (c *segment) eval(e *Expr, vals []*device.Tensor, dst *device.Tensor) (*device.Tensor, error) {
 	n := &e.nodes[c.node-1]
 	dt, dims := c.dt, c.dims
 	if c.fold != spec.FoldNone {
 		dt, dims = n.dt, n.dims
 	}
-	res, err := bridge.Empty(c.dev, dt, dims)
+	res, err := output(c.dev, dt, dims, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", n.name, err)
 	}
 	if err := c.record(e, res, vals); err != nil {
-		res.Free()
+		discard(res, dst)
 		return nil, fmt.Errorf("%s: %w", e.nodes[c.chain-1].name, err)
 	}
 	return res, nil

@@ -80,9 +80,9 @@ func (m *maskOp) binary(a, b any, opts []SelectOption) (*device.Tensor, error) {
 		return nil, err
 	}
 	if m.values {
-		return runValues(m.name, m.code, call.dev, call.dt, call.out, call.x, call.y, operand{})
+		return runValues(m.name, m.code, call.dev, call.dt, call.out, call.x, call.y, operand{}, nil)
 	}
-	return runMask(m.name, m.code, 0, call.dev, call.dt, call.out, call.x, call.y)
+	return runMask(m.name, m.code, 0, call.dev, call.dt, call.out, call.x, call.y, nil)
 }
 
 // maskCall is a binary mask op, or a Clamp, whose rules hold: its
@@ -180,7 +180,7 @@ func (m *maskOp) unary(a *device.Tensor, detect uint32) (*device.Tensor, error) 
 		return nil, err
 	}
 	// b is a pushed scalar, never read.
-	return runMask(m.name, m.code, detect, a.Device(), a.DType(), bridge.Tensor(a).Dims(), operand{t: a}, operand{})
+	return runMask(m.name, m.code, detect, a.Device(), a.DType(), bridge.Tensor(a).Dims(), operand{t: a}, operand{}, nil)
 }
 
 func (m *maskOp) check(dt tensor.DType) error {
@@ -195,13 +195,13 @@ func isBool(dt tensor.DType) bool { return dt == tensor.Bool }
 // runMask returns the bool tensor of shape out holding op code of a and
 // b, elements of type dt; unary ops ignore b, a pushed scalar of no
 // shape. If a dispatch fails, the output is freed.
-func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b operand) (*device.Tensor, error) {
+func runMask(op string, code, detect uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b operand, dst *device.Tensor) (*device.Tensor, error) {
 	r := maskElem.newRun(dt.Size())
 	r.ts[0], r.ts[1] = a.t, b.t
 	r.shapes[0], r.shapes[1] = a.shape(), b.shape()
 	r.bits = [2]uint64{a.bits, b.bits}
 	r.nspec = copy(r.spec[:], []uint32{code, keyOf(dt), detect})
-	return r.execute(op, d, tensor.Bool, out)
+	return r.execute(op, d, tensor.Bool, out, dst)
 }
 
 // maskElem describes the mask ops to the engine: inputs a and b of the

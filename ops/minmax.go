@@ -47,7 +47,7 @@ func Clamp(x *device.Tensor, min, max any) (*device.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runValues(clampOp.name, clampOp.code, call.dev, call.dt, call.out, call.x, call.y, call.z)
+	return runValues(clampOp.name, clampOp.code, call.dev, call.dt, call.out, call.x, call.y, call.z, nil)
 }
 
 // resolveClamp checks Clamp's rules on x, a tensor or a node of e, and on
@@ -125,7 +125,7 @@ func (a *whereArg) convertBound(op string, dt tensor.DType, min bool) error {
 // kernel's last two inputs can be pushed scalars, so a scalar a trades
 // places with b, and the kernel is told (SWAP in shaders/minmax.glsl).
 // If a dispatch fails, the output is freed.
-func runValues(op string, code uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b, c operand) (*device.Tensor, error) {
+func runValues(op string, code uint32, d *device.Device, dt tensor.DType, out tensor.Shape, a, b, c operand, dst *device.Tensor) (*device.Tensor, error) {
 	var swap uint32
 	if !a.isTensor() {
 		a, b, swap = b, a, 1
@@ -135,7 +135,7 @@ func runValues(op string, code uint32, d *device.Device, dt tensor.DType, out te
 	r.shapes[0], r.shapes[1], r.shapes[2] = a.shape(), b.shape(), c.shape()
 	r.bits = [2]uint64{b.bits, c.bits}
 	r.nspec = copy(r.spec[:], []uint32{code, keyOf(dt), swap})
-	return r.execute(op, d, dt, out)
+	return r.execute(op, d, dt, out, dst)
 }
 
 // minmaxElem describes Maximum, Minimum and Clamp to the engine: inputs

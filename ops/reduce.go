@@ -230,7 +230,7 @@ func reduceLogical(op *reduceOp, data *device.Tensor, axes []int, opts []ReduceO
 	if err != nil {
 		return nil, err
 	}
-	return reduceRun(op, data, reduced, outShape)
+	return reduceRun(op, data, reduced, outShape, nil)
 }
 
 // resolveReduce checks a reduction's axes and options for data of the
@@ -254,17 +254,18 @@ func resolveReduce(op string, shape tensor.Shape, axes []int, opts []ReduceOptio
 }
 
 // reduceRun reduces data, whose rules hold, into a new tensor of shape
-// outShape. If a dispatch fails, the output is freed.
-func reduceRun(op *reduceOp, data *device.Tensor, reduced []bool, outShape tensor.Shape) (*device.Tensor, error) {
+// outShape, or into dst where the caller gave one (Expr.EvalInto). If a
+// dispatch fails, a new output is freed.
+func reduceRun(op *reduceOp, data *device.Tensor, reduced []bool, outShape tensor.Shape, dst *device.Tensor) (*device.Tensor, error) {
 	d := data.Device()
-	out, err := bridge.Empty(d, tensor.Bool, outShape)
+	out, err := output(d, tensor.Bool, outShape, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
 	r := newReducer(d, op)
 	r.families = &reduceFamilies
 	if err := r.run(data, out, bridge.Tensor(data).Dims(), reduced); err != nil {
-		out.Free()
+		discard(out, dst)
 		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
 	return out, nil

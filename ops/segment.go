@@ -420,13 +420,17 @@ func (s *step) reads(e *Expr) []int32 {
 // eval runs c's steps with e's inputs as they are now, each value freed
 // once the last step that reads it is recorded (Free waits for the work
 // recorded on a tensor), and returns the root's value.
-func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
+func (c *compiled) eval(e *Expr, dst *device.Tensor) (*device.Tensor, error) {
 	var vals []*device.Tensor // only a plan of several steps has values between them
 	if len(c.steps) > 1 {
 		vals = make([]*device.Tensor, len(e.nodes))
 	}
 	for k, s := range c.steps {
-		t, err := s.eval(e, vals)
+		var into *device.Tensor
+		if k == len(c.steps)-1 {
+			into = dst
+		}
+		t, err := s.eval(e, vals, into)
 		if err != nil {
 			for _, v := range vals {
 				v.Free()
@@ -447,10 +451,11 @@ func (c *compiled) eval(e *Expr) (*device.Tensor, error) {
 	return nil, invalidf("expr: nothing to evaluate")
 }
 
-// eval runs s, its operands' values in vals.
-func (s *step) eval(e *Expr, vals []*device.Tensor) (*device.Tensor, error) {
+// eval runs s, its operands' values in vals, into dst where it is not
+// nil.
+func (s *step) eval(e *Expr, vals []*device.Tensor, dst *device.Tensor) (*device.Tensor, error) {
 	if s.seg != nil {
-		return s.seg.eval(e, vals)
+		return s.seg.eval(e, vals, dst)
 	}
-	return e.evalNode(s.node, vals)
+	return e.evalNode(s.node, vals, dst)
 }

@@ -93,7 +93,7 @@ func Select(cond, then, els *device.Tensor, opts ...SelectOption) (*device.Tenso
 	if err != nil {
 		return nil, err
 	}
-	return blend(op, then.DType(), out, cond, operand{t: then}, operand{t: els})
+	return blend(op, then.DType(), out, cond, operand{t: then}, operand{t: els}, nil)
 }
 
 // resolveSelect checks Select's rules on the types and shapes of cond, then
@@ -154,13 +154,13 @@ func fitsOneWay(op, name string, src, dst tensor.Shape) error {
 // a's element where cond's is true and b's where it is false. Each
 // operand's shape must fit out one way and a and b must hold dt; out may
 // be on the caller's stack (see run.execute).
-func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand) (*device.Tensor, error) {
+func blend(op string, dt tensor.DType, out tensor.Shape, cond *device.Tensor, a, b operand, dst *device.Tensor) (*device.Tensor, error) {
 	r := selectElem.newRun(dt.Size())
 	r.ts[0], r.ts[1], r.ts[2] = cond, a.t, b.t
 	r.shapes[0], r.shapes[1], r.shapes[2] = bridge.Tensor(cond).Dims(), a.shape(), b.shape()
 	r.bits = [2]uint64{a.bits, b.bits}
 	pickByCond(&r)
-	return r.execute(op, cond.Device(), dt, out)
+	return r.execute(op, cond.Device(), dt, out, dst)
 }
 
 // pickByCond sets the pick of select run r where cond is one element

@@ -50,7 +50,7 @@ func Where(cond *device.Tensor, input, other any) (*device.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return blend(op, w.dt, w.out, cond, w.a.operand, w.b.operand)
+	return blend(op, w.dt, w.out, cond, w.a.operand, w.b.operand, nil)
 }
 
 // whereCall is a Where whose rules hold: its operands, their scalars

@@ -349,6 +349,12 @@ func TestMisuseClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var planned ops.Expr // planned and run before Close
+	relu := planned.Maximum(planned.Input(a), 0)
+	into, err := planned.Eval(relu)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Close(); err != nil {
 		t.Fatalf("Close with work pending: %v", err)
 	}
@@ -389,6 +395,9 @@ func TestMisuseClosed(t *testing.T) {
 	var e ops.Expr
 	_, err = e.Eval(e.Greater(a, 0))
 	check("Expr.Eval", err)
+	_, err = planned.Eval(relu)
+	check("Expr.Eval of a planned node", err)
+	check("Expr.EvalInto", planned.EvalInto(relu, into))
 	for _, x := range []*device.Tensor{c, a, pending} {
 		_, err = bridge.Tensor(x).Download()
 		check("Download of "+x.String(), err)
