@@ -282,10 +282,12 @@ func (cs *chainSlices) output() []float32 {
 }
 
 // sliceCase is the fused chain from a Go slice to a Go slice, as a Go
-// program runs it each time it has new data: Wrap of x (and the mask),
-// Set on the planned Expr, Eval, ToSliceInto an output slice written
-// before timing (a []bool of one for a check), and Free. It is timed by
-// the wall clock: the copy out is part of the job.
+// program runs it each time it has new data: Wrap of x (and the mask)
+// and of the output slice, written before timing, Set on the planned
+// Expr, EvalInto the wrapped output, its Wait, and Free; a check over
+// all of x evaluates and reads its bool into a []bool of one
+// (ToSliceInto). It is timed by the wall clock: the wait for the
+// result's bytes in the slice is part of the job.
 func (p chainPattern) sliceCase(xs, ms tensor.Shape) *Case {
 	fused := true
 	c := &Case{Op: "chain", Pattern: p.name, DType: tensor.F32, Shape: xs, Bytes: uint64(xs.NumElements() * p.bytes(4)),
@@ -330,15 +332,26 @@ func (p chainPattern) sliceCase(xs, ms tensor.Shape) *Case {
 					}
 				}
 			}
-			y, err := e.Eval(root)
+			if cs.reduces {
+				y, err := e.Eval(root)
+				if err != nil {
+					return err
+				}
+				defer y.Free()
+				return device.ToSliceInto(y, check)
+			}
+			y, err := device.Wrap(d, out, xs...)
 			if err != nil {
 				return err
 			}
 			defer y.Free()
-			if cs.reduces {
-				return device.ToSliceInto(y, check)
+			if err := e.EvalInto(root, y); err != nil {
+				return err
 			}
-			return device.ToSliceInto(y, out)
+			if !y.Wrapped() { // a device that cannot import got a copy
+				return device.ToSliceInto(y, out)
+			}
+			return y.Wait()
 		}
 		c.verify = func() error { return p.verify(d, cs, cs.resultBytes(out, check[0])) }
 		return run, func() { c.verify = nil }, nil
