@@ -355,7 +355,8 @@ func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 
 // EvalInto computes n as Eval does, into dst rather than a new tensor.
 // dst must be a live tensor on n's device, of n's element type and
-// shape, and none of the Expr's inputs, nor share memory with one. The
+// shape, and share no memory with the Expr's inputs: not one of them,
+// nor a second Wrap of an input's slice. The
 // kernels overwrite it when they run: over a slice made a tensor by
 // device.Wrap, the result lands in the slice itself, with no copy out;
 // call dst.Wait before the host reads it. A broken rule leaves dst as
@@ -385,8 +386,8 @@ func (e *Expr) checkDst(root int32, dst *device.Tensor) error {
 		return invalidf("expr: dst %v is not of %s's result type and shape %v%v", dst, n.name, n.dt, n.dims)
 	}
 	for i := range e.nodes {
-		if e.nodes[i].kind == exprInput && e.nodes[i].t == dst {
-			return invalidf("expr: dst %v is an input of the expression; evaluate into another tensor", dst)
+		if in := &e.nodes[i]; in.kind == exprInput && bridge.Tensor(dst).SharesMemory(bridge.Tensor(in.t)) {
+			return invalidf("expr: dst %v shares memory with the expression's input %v; evaluate into another tensor", dst, in.t)
 		}
 	}
 	return nil

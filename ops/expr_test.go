@@ -1243,6 +1243,7 @@ func TestExprEvalInto(t *testing.T) {
 
 	freed := garbage(t, d, tensor.F32, shape)
 	freed.Free()
+
 	other := devtest.Open(t, device.Options{})
 	for _, c := range []struct {
 		dst  *device.Tensor
@@ -1252,7 +1253,7 @@ func TestExprEvalInto(t *testing.T) {
 		{freed, "expr: dst f32[32 130] was freed"},
 		{garbage(t, d, tensor.F16, shape), "expr: dst f16[32 130] is not of maximum's result type and shape f32[32 130]"},
 		{garbage(t, d, tensor.F32, tensor.Shape{130, 32}), "expr: dst f32[130 32] is not of maximum's result type and shape f32[32 130]"},
-		{e.nodes[xn.i-1].t, "expr: dst f32[32 130] is an input of the expression; evaluate into another tensor"},
+		{e.nodes[xn.i-1].t, "expr: dst f32[32 130] shares memory with the expression's input f32[32 130]; evaluate into another tensor"},
 		{garbage(t, other, tensor.F32, shape), "expr: dst is on another device than maximum's operands"},
 	} {
 		var before []byte
@@ -1272,5 +1273,31 @@ func TestExprEvalInto(t *testing.T) {
 	}
 	if err := e.EvalInto(Node{}, dst); err == nil || !errors.Is(err, ErrInvalid) {
 		t.Errorf("EvalInto of the zero Node: got %v", err)
+	}
+
+	// A slice's first two thirds wrapped as the input, its last two as
+	// dst: they share the middle third.
+	xs := device.MakeSlice[float32](3 * 4096)
+	wx, err := device.Wrap(d, xs[:2*4096], 64, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wx.Free()
+	twice, err := device.Wrap(d, xs[4096:], 64, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer twice.Free()
+	if !wx.Wrapped() || !twice.Wrapped() {
+		t.Logf("the device cannot import host memory: no second Wrap to test")
+		return
+	}
+	wr := e.Maximum(e.Input(wx), 0)
+	err = e.EvalInto(wr, twice)
+	if want := "expr: dst f32[64 128] shares memory with the expression's input f32[64 128]; evaluate into another tensor"; err == nil || err.Error() != want {
+		t.Errorf("EvalInto a second Wrap of the input's slice: got %v, want %q", err, want)
+	}
+	if err := e.EvalInto(wr, garbage(t, d, tensor.F32, tensor.Shape{64, 128})); err != nil {
+		t.Error(err)
 	}
 }

@@ -161,3 +161,30 @@ func View[T tensor.Element](t *Tensor) ([][]T, error) {
 	}
 	return views, nil
 }
+
+// SharesMemory reports whether t and u hold some of the same bytes: the
+// same tensor, or tensors over one slice wrapped twice (Wrap). The
+// pool's tensors never share memory.
+func (t *Tensor) SharesMemory(u *Tensor) bool {
+	if t == u {
+		return true
+	}
+	if t == nil || u == nil || !t.wrapped || !u.wrapped || t.d != u.d {
+		return false
+	}
+	t.d.mu.Lock()
+	defer t.d.mu.Unlock()
+	for _, a := range t.pages {
+		for _, b := range u.pages {
+			if a.addr() < b.addr()+b.size && b.addr() < a.addr()+a.size {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addr is the host address of s's first byte, in a buffer the host maps.
+func (s span) addr() uint64 {
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(s.buf.Mapped())))) + s.off
+}
