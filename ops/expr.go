@@ -30,9 +30,10 @@ import (
 // basic operations runs each op by itself. Explain shows the plan.
 //
 // Eval plans a root once; later Evals of it replay the plan, with the
-// inputs that Set gave, of the same shapes and types. An Expr is not
-// safe for concurrent use. A nil *Expr makes only zero Nodes, which
-// carry an error.
+// inputs that Set gave, of the same shapes and types. EvalInto runs the
+// same plan into a tensor the caller gives, such as a wrapped Go slice,
+// rather than a new one. An Expr is not safe for concurrent use. A nil
+// *Expr makes only zero Nodes, which carry an error.
 type Expr struct {
 	nodes    []exprNode
 	compiled []*compiled
