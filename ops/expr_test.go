@@ -1185,8 +1185,8 @@ func TestExprExplain(t *testing.T) {
 
 // TestExprEvalInto evaluates into the caller's tensors: a slice made a
 // tensor by Wrap, which holds the result with no copy out, and the
-// result of a chain that ends in a reduction run as its own op; and
-// checks EvalInto's rules, each broken one leaving dst as it was.
+// results of chains that end in reductions; and checks EvalInto's
+// rules, each broken one leaving dst as it was.
 func TestExprEvalInto(t *testing.T) {
 	d := devtest.Open(t, device.Options{})
 	rng := rand.New(rand.NewPCG(71, 72))
@@ -1224,21 +1224,27 @@ func TestExprEvalInto(t *testing.T) {
 		t.Errorf("EvalInto a wrapped slice (wrapped %v) differs from Eval", dst.Wrapped())
 	}
 
+	// A chain that ends in a reduction the kernel cannot fold (a second
+	// kernel), one folded over every axis, and a reduction of an input
+	// over a size-1 axis (a copy made 0 or 1).
 	zn := e.Input(upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{3, 4, 32})))
-	red := e.ReduceOr(e.IsNaN(e.Where(e.Greater(zn, 0), zn, 0)), []int{1})
-	rw, err := e.Eval(red)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rw.Free()
-	rd := garbage(t, d, tensor.Bool, tensor.Shape{3, 32})
-	if err := e.EvalInto(red, rd); err != nil {
-		t.Fatal(err)
-	}
-	rwb, _ := bridge.Tensor(rw).Download()
-	rdb, _ := bridge.Tensor(rd).Download()
-	if k := e.compiled[len(e.compiled)-1].kernels(); k != 2 || !bytes.Equal(rwb.Data, rdb.Data) {
-		t.Errorf("EvalInto of a fused chain and a reduction (%d kernels) differs from Eval", k)
+	bn := e.Input(upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{3, 1, 32})))
+	chain := e.IsNaN(e.Where(e.Greater(zn, 0), zn, 0))
+	for _, red := range []Node{e.ReduceOr(chain, []int{1}), e.ReduceOr(chain, AllAxes), e.ReduceAnd(bn, []int{1})} {
+		rw, err := e.Eval(red)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rw.Free()
+		rd := garbage(t, d, tensor.Bool, rw.Shape())
+		if err := e.EvalInto(red, rd); err != nil {
+			t.Fatal(err)
+		}
+		rwb, _ := bridge.Tensor(rw).Download()
+		rdb, _ := bridge.Tensor(rd).Download()
+		if !bytes.Equal(rwb.Data, rdb.Data) {
+			t.Errorf("EvalInto of %v (%d kernels) differs from Eval", rw, e.compiled[len(e.compiled)-1].kernels())
+		}
 	}
 
 	freed := garbage(t, d, tensor.F32, shape)
