@@ -17,9 +17,9 @@ import (
 // whose result another reads, why the chain is cut there: a limit of the
 // fused kernel that fusing on would pass ("5 input tensors > 4", "3
 // scalars > 2", "5 ops > 4", "two element types besides bool (f32,
-// f16)"), "reduction over axes the kernel cannot fold", "a reduction's
-// result is not fusable", or a device without the subgroup operations
-// the fused kernel needs. Inputs are in1, in2, ... in the order the Expr
+// f16)"), "reduction over axes the kernel cannot fold", "the kernel has
+// no xor fold", "a reduction's result is not fusable", or a device
+// without the subgroup operations the fused kernel needs. Inputs are in1, in2, ... in the order the Expr
 // made them; #k is the kernel on line k's result. The text is stable: it
 // changes only where the plan does. Eval of n then replays the plan.
 func (e *Expr) Explain(n Node) (string, error) {

@@ -322,6 +322,13 @@ func (e *Expr) ReduceAnd(data Node, axes []int, opts ...ReduceOption) Node {
 	return e.reduce(reduceAndOp, data, axes, opts)
 }
 
+// ReduceXor is ops.ReduceLogicalXor as a node, with the same axes. The
+// fused kernel has no parity fold: a chain that ends in one writes its
+// result, which the reduction then reads (Explain says so).
+func (e *Expr) ReduceXor(data Node, axes []int, opts ...ReduceOption) Node {
+	return e.reduce(reduceXorOp, data, axes, opts)
+}
+
 func (e *Expr) reduce(red *reduceOp, data Node, axes []int, opts []ReduceOption) Node {
 	op := red.name
 	a, err := argOf(op, "data", data, nil, "", e)

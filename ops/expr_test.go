@@ -24,7 +24,7 @@ type builder interface {
 	mask(m *maskOp, a, b any) any
 	unary(m *maskOp, a any, detect uint32) any
 	where(c, a, b any) any
-	reduce(and bool, x any) any // over every axis
+	reduce(red *reduceOp, x any) any // over every axis
 	clamp(x, min, max any) any
 }
 
@@ -46,8 +46,8 @@ var chains = []chain{
 	{"max-min-where", func(b builder, in []any) any {
 		return b.where(in[1], b.mask(maximumOp, in[0], -1), b.mask(minimumOp, 1, in[0]))
 	}},
-	{"nan-check", func(b builder, in []any) any { return b.reduce(false, b.unary(isNaNOp, in[0], 0)) }},
-	{"finite-all", func(b builder, in []any) any { return b.reduce(true, b.unary(isFiniteOp, in[0], 0)) }},
+	{"nan-check", func(b builder, in []any) any { return b.reduce(reduceOrOp, b.unary(isNaNOp, in[0], 0)) }},
+	{"finite-all", func(b builder, in []any) any { return b.reduce(reduceAndOp, b.unary(isFiniteOp, in[0], 0)) }},
 	{"masked-fill", func(b builder, in []any) any { return b.where(in[1], in[0], math.Inf(-1)) }},
 	{"mask-logic", func(b builder, in []any) any {
 		return b.mask(logicalXorOp, b.mask(logicalOrOp, in[1], b.unary(isInfOp, in[0], 1)), b.mask(equalOp, in[0], in[0]))
@@ -63,11 +63,8 @@ func (b exprBuilder) unary(m *maskOp, x any, detect uint32) any {
 }
 func (b exprBuilder) where(c, x, y any) any   { return b.e.Where(c, x, y) }
 func (b exprBuilder) clamp(x, lo, hi any) any { return b.e.Clamp(x, lo, hi) }
-func (b exprBuilder) reduce(and bool, x any) any {
-	if and {
-		return b.e.ReduceAnd(x.(Node), AllAxes)
-	}
-	return b.e.ReduceOr(x.(Node), AllAxes)
+func (b exprBuilder) reduce(red *reduceOp, x any) any {
+	return b.e.reduce(red, x.(Node), AllAxes, nil)
 }
 
 // opsBuilder runs each op at once on the device; its values are freed
@@ -92,15 +89,12 @@ func (b opsBuilder) where(c, x, y any) any { return b.keep(Where(c.(*device.Tens
 func (b opsBuilder) clamp(x, lo, hi any) any {
 	return b.keep(Clamp(x.(*device.Tensor), lo, hi))
 }
-func (b opsBuilder) reduce(and bool, x any) any {
+func (b opsBuilder) reduce(red *reduceOp, x any) any {
 	axes := make([]int, bridge.Tensor(x.(*device.Tensor)).Dims().Rank())
 	for i := range axes {
 		axes[i] = i
 	}
-	if and {
-		return b.keep(ReduceLogicalAnd(x.(*device.Tensor), axes))
-	}
-	return b.keep(ReduceLogicalOr(x.(*device.Tensor), axes))
+	return b.keep(reduceLogical(red, x.(*device.Tensor), axes, nil))
 }
 
 // refBuilder computes in cpuref. A scalar takes the element type of the
@@ -190,16 +184,13 @@ func (b refBuilder) clamp(x, lo, hi any) any {
 	return b.must(cpuref.Clamp(h, s(lo), s(hi)))
 }
 
-func (b refBuilder) reduce(and bool, x any) any {
+func (b refBuilder) reduce(red *reduceOp, x any) any {
 	h := x.(*tensor.Host)
 	axes := make([]int, len(h.Shape))
 	for i := range axes {
 		axes[i] = i
 	}
-	if and {
-		return b.must(cpuref.ReduceLogicalAnd(h, axes, false))
-	}
-	return b.must(cpuref.ReduceLogicalOr(h, axes, false))
+	return b.must(red.ref(h, axes, false))
 }
 
 // specialHost returns a tensor of dt whose elements are random bits with
@@ -382,9 +373,9 @@ func instructionChains(dt tensor.DType) []chain {
 			return b.mask(logicalAndOp, b.mask(notEqualOp, in[1], in[0]), b.mask(greaterEqualOp, in[0], in[1]))
 		}},
 		{"where-not", func(b builder, in []any) any { return b.where(b.unary(logicalNotOp, in[2], 0), in[0], in[1]) }},
-		{"any-greater", func(b builder, in []any) any { return b.reduce(false, b.mask(greaterOp, in[0], in[1])) }},
+		{"any-greater", func(b builder, in []any) any { return b.reduce(reduceOrOp, b.mask(greaterOp, in[0], in[1])) }},
 		{"all-or", func(b builder, in []any) any {
-			return b.reduce(true, b.mask(logicalOrOp, in[2], b.mask(lessOp, in[0], in[1])))
+			return b.reduce(reduceAndOp, b.mask(logicalOrOp, in[2], b.mask(lessOp, in[0], in[1])))
 		}},
 		{"max-min", func(b builder, in []any) any {
 			return b.mask(minimumOp, b.mask(maximumOp, in[0], in[1]), in[1])
@@ -485,12 +476,12 @@ func TestExprLimits(t *testing.T) {
 		}}, []*tensor.Host{f32(5, 7), f32(5, 7)}, 2, 2},
 		{clampNaNInf, []*tensor.Host{f32(37, 130)}, 2, 2},
 		{chain{"clamp-nan-inf-any", func(b builder, in []any) any {
-			return b.reduce(false, b.unary(isNaNOp, clampNaNInf.make(b, in), 0))
+			return b.reduce(reduceOrOp, b.unary(isNaNOp, clampNaNInf.make(b, in), 0))
 		}}, []*tensor.Host{f32(37, 130)}, 3, 3},
 		{chain{"two types", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[2], in[2]) }},
 			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}, 2, 0},
 		{chain{"reduction inside", func(b builder, in []any) any {
-			return b.where(b.reduce(false, b.unary(isNaNOp, in[0], 0)), 0, in[0])
+			return b.where(b.reduce(reduceOrOp, b.unary(isNaNOp, in[0], 0)), 0, in[0])
 		}}, []*tensor.Host{f32(5, 7)}, 2, 1},
 	} {
 		plan := runChain(t, d, c.chain, c.hosts)
@@ -764,7 +755,7 @@ func TestExprReplay(t *testing.T) {
 			}
 			var want *device.Tensor
 			if n == nan {
-				want = opsBuilder{t}.reduce(false, opsBuilder{t}.unary(isNaNOp, x, 0)).(*device.Tensor)
+				want = opsBuilder{t}.reduce(reduceOrOp, opsBuilder{t}.unary(isNaNOp, x, 0)).(*device.Tensor)
 			} else {
 				want = chains[1].make(opsBuilder{t}, []any{x}).(*device.Tensor)
 			}
@@ -1305,5 +1296,32 @@ func TestExprEvalInto(t *testing.T) {
 	}
 	if err := e.EvalInto(wr, garbage(t, d, tensor.F32, tensor.Shape{64, 128})); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestExprReduceXor runs parity chains, which the fused kernel has no
+// fold for: the chain's result is written and the reduction reads it,
+// equal to the ops one by one and to cpuref; Explain says why.
+func TestExprReduceXor(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(73, 74))
+	c := chain{"nan-parity", func(b builder, in []any) any { return b.reduce(reduceXorOp, b.unary(isNaNOp, in[0], 0)) }}
+	for _, shape := range []tensor.Shape{{37, 130}, {0, 5}} {
+		if k := runChain(t, d, c, []*tensor.Host{specialHost(rng, tensor.F32, shape)}).kernels(); k != 2 && shape.NumElements() > 0 {
+			t.Errorf("parity of IsNaN over %v: %d kernels, want 2", shape, k)
+		}
+	}
+	var e Expr
+	x := e.Input(upload(t, d, specialHost(rng, tensor.F32, tensor.Shape{3, 4, 32})))
+	got, err := e.Explain(e.ReduceXor(e.Greater(x, 0), []int{1}))
+	want := `2 ops in 2 kernels
+1. op greater (in1; scalar 0) -> bool[3 4 32]; boundary: the kernel has no xor fold
+2. op reduce_logical_xor over axes [1] (#1) -> bool[3 32]
+`
+	if err != nil || got != want {
+		t.Errorf("got\n%s%v\nwant\n%s", got, err, want)
+	}
+	if _, err := e.Eval(e.ReduceXor(x, nil)); err == nil || err.Error() != "reduce_logical_xor: data must be bool, got f32" {
+		t.Errorf("ReduceXor of f32: %v", err)
 	}
 }

@@ -93,7 +93,11 @@ func (e *Expr) greedyCuts(root int32) []*string {
 		case n.kind == exprReduce:
 			cut(i, "a reduction's result is not fusable")
 			if a := e.unfolded(n); a != 0 {
-				cut(a, "reduction over axes the kernel cannot fold")
+				reason := "reduction over axes the kernel cannot fold"
+				if !n.red.fuses {
+					reason = "the kernel has no " + n.red.short + " fold"
+				}
+				cut(a, reason)
 			}
 		default:
 			e.fit(i, why, cut)
@@ -130,8 +134,8 @@ func (e *Expr) fit(i int32, why []*string, cut func(int32, string)) {
 }
 
 // unfolded returns the operand of reduction n that must be cut, an op
-// whose result the kernel cannot fold over n's axes; 0 for none, and
-// where n is not a reduction.
+// whose result the kernel cannot fold over n's axes, or at all (xor); 0
+// for none, and where n is not a reduction.
 func (e *Expr) unfolded(n *exprNode) int32 {
 	if n.kind != exprReduce {
 		return 0
