@@ -364,11 +364,10 @@ func (e *Expr) Eval(n Node) (*device.Tensor, error) {
 // EvalInto computes n as Eval does, into dst rather than a new tensor.
 // dst must be a live tensor on n's device, of n's element type and
 // shape, and share no memory with the Expr's inputs: not one of them,
-// nor a second Wrap of an input's slice. The
-// kernels overwrite it when they run: over a slice made a tensor by
-// device.Wrap, the result lands in the slice itself, with no copy out;
-// call dst.Wait before the host reads it. A broken rule leaves dst as
-// it was.
+// nor a second Wrap of an input's slice. The kernels overwrite it when
+// they run: over a slice made a tensor by device.Wrap, the result lands
+// in the slice itself, with no copy out; call dst.Wait before the host
+// reads it. A broken rule leaves dst as it was.
 func (e *Expr) EvalInto(n Node, dst *device.Tensor) error {
 	c, err := e.plan(n)
 	if err != nil {
