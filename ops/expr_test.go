@@ -1203,13 +1203,12 @@ func TestExprEvalInto(t *testing.T) {
 	if err := dst.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, 4*len(out))
-	if dst.Wrapped() {
-		for i, v := range out {
-			binary.LittleEndian.PutUint32(got[4*i:], math.Float32bits(v))
+	got := tensor.Bytes(out)
+	if !dst.Wrapped() {
+		got = make([]byte, len(got))
+		if err := bridge.Tensor(dst).Read(got); err != nil {
+			t.Fatal(err)
 		}
-	} else if err := bridge.Tensor(dst).Read(got); err != nil {
-		t.Fatal(err)
 	}
 	if !bytes.Equal(got, wb.Data) {
 		t.Errorf("EvalInto a wrapped slice (wrapped %v) differs from Eval", dst.Wrapped())
