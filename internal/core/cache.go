@@ -50,15 +50,14 @@ func useMesaCache(dir string) error {
 	if cur != "" && cur != mesaCache.set || os.Getenv("MESA_GLSL_CACHE_DIR") != "" {
 		return nil // the user's
 	}
-	if dir == "" {
-		// No vkops directory: Mesa's own default, not the directory of
-		// an earlier Open, which may be gone.
+	want := filepath.Join(dir, "mesa")
+	if dir == "" || os.MkdirAll(want, 0o755) != nil {
+		// No usable vkops directory (none, or one that cannot be made,
+		// as under a home that is not writable): Mesa's own default, not
+		// the directory of an earlier Open, which may be gone. A cache
+		// is a speed-up, never a reason to refuse a device.
 		mesaCache.set = ""
 		return os.Unsetenv("MESA_SHADER_CACHE_DIR")
-	}
-	want := filepath.Join(dir, "mesa")
-	if err := os.MkdirAll(want, 0o755); err != nil {
-		return fmt.Errorf("device: Mesa's shader cache: %w", err)
 	}
 	if err := os.Setenv("MESA_SHADER_CACHE_DIR", want); err != nil {
 		return fmt.Errorf("device: Mesa's shader cache: %w", err)

@@ -917,3 +917,18 @@ func TestCopyRange(t *testing.T) {
 		}
 	}
 }
+
+// A cache directory that cannot be made (here under a file, as under a
+// home that is not writable) costs the caches, never the device.
+func TestOpenUnmakeableCacheDir(t *testing.T) {
+	f := t.TempDir() + "/file"
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := devtest.OpenCore(t, core.Options{CacheDir: f + "/vkops"})
+	h, err := tensor.FromSlice([]float32{1, -0.5, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, d, h)
+}
