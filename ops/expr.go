@@ -101,6 +101,23 @@ func (e *Expr) add(n exprNode) Node {
 	return Node{e, int32(len(e.nodes))}
 }
 
+// addElem appends n, a node of an elementwise op of two or three
+// operands, or a node that carries the error the op gives at run time
+// where its broadcast needs more dimensions than the kernels walk, so
+// that Err reports it before Eval.
+func (e *Expr) addElem(n exprNode) Node {
+	var shapes [3]tensor.Shape
+	for k, a := range n.args[:n.nargs] {
+		if a.node != 0 {
+			shapes[k] = e.nodes[a.node-1].dims
+		}
+	}
+	if l := newLayout(n.dims, shapes[:n.nargs]...); l.rank > maxRank {
+		return e.fail(rankError(n.name, &l))
+	}
+	return e.add(n)
+}
+
 // fail returns a node that carries err.
 func (e *Expr) fail(err error) Node { return e.add(exprNode{err: err}) }
 
@@ -165,7 +182,7 @@ func (e *Expr) binary(m *maskOp, a, b any, opts []SelectOption) Node {
 	}
 	n := exprNode{kind: exprMask, name: m.name, mask: m, argDT: call.dt, dt: m.outType(call.dt), dims: call.out.Clone(), dev: call.dev, nargs: 2}
 	n.args[0], n.args[1] = e.argFrom(call.x, call.dt), e.argFrom(call.y, call.dt)
-	return e.add(n)
+	return e.addElem(n)
 }
 
 // unary makes a node of mask op m on a, checked as m's function checks
@@ -239,7 +256,7 @@ func (e *Expr) Clamp(x, min, max any) Node {
 	}
 	n := exprNode{kind: exprMask, name: clampOp.name, mask: clampOp, argDT: call.dt, dt: call.dt, dims: call.out.Clone(), dev: call.dev, nargs: 3}
 	n.args[0], n.args[1], n.args[2] = e.argFrom(call.x, call.dt), e.argFrom(call.y, call.dt), e.argFrom(call.z, call.dt)
-	return e.add(n)
+	return e.addElem(n)
 }
 
 // IsNaN is ops.IsNaN as a node.
@@ -286,7 +303,7 @@ func (e *Expr) Select(cond, then, els any, opts ...SelectOption) Node {
 	for i := range args {
 		n.args[i] = e.argFrom(args[i].operand, args[i].dt)
 	}
-	return e.add(n)
+	return e.addElem(n)
 }
 
 // Where is ops.Where as a node: cond is a node (or a *device.Tensor),
@@ -307,7 +324,7 @@ func (e *Expr) Where(cond, input, other any) Node {
 	}
 	n := exprNode{kind: exprSelect, name: op, dt: w.dt, dims: w.out.Clone(), dev: c.dev, nargs: 3}
 	n.args[0], n.args[1], n.args[2] = e.argFrom(c.operand, c.dt), e.argFrom(w.a.operand, w.dt), e.argFrom(w.b.operand, w.dt)
-	return e.add(n)
+	return e.addElem(n)
 }
 
 // ReduceOr is ops.ReduceLogicalOr as a node, with the same axes: a NaN

@@ -480,6 +480,11 @@ func TestExprLimits(t *testing.T) {
 		}}, []*tensor.Host{f32(37, 130)}, 3, 3},
 		{chain{"two types", func(b builder, in []any) any { return b.where(b.mask(lessOp, in[0], in[1]), in[2], in[2]) }},
 			[]*tensor.Host{f32(5, 7), f32(5, 7), specialHost(rng, tensor.F16, tensor.Shape{5, 7})}, 2, 0},
+		// Each Maximum walks 5 merged dimensions or fewer, the two fused
+		// 10: a cut, where the rank limit once failed Eval.
+		{chain{"ten dimensions", func(b builder, in []any) any {
+			return b.mask(maximumOp, b.mask(maximumOp, in[0], in[1]), in[2])
+		}}, []*tensor.Host{f32(2, 2, 1, 1, 2, 2, 1, 1, 2, 2), f32(2, 2, 2, 2, 2, 2, 2, 2, 2, 2), f32(2, 1, 1, 2, 2, 1, 1, 2, 2, 1)}, 2, 0},
 		{chain{"reduction inside", func(b builder, in []any) any {
 			return b.where(b.reduce(reduceOrOp, b.unary(isNaNOp, in[0], 0)), 0, in[0])
 		}}, []*tensor.Host{f32(5, 7)}, 2, 1},
@@ -506,8 +511,13 @@ func TestExprErrors(t *testing.T) {
 	x := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{3, 4}))
 	b := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{3, 4}))
 	r := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{5}))
+	// Broadcast along alternate axes, which merge into none: 9 dimensions.
+	odd := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{2, 1, 2, 1, 2, 1, 2, 1, 2}))
+	even := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{1, 2, 1, 2, 1, 2, 1, 2, 1}))
+	oddB := upload(t, d, randomHost(rng, tensor.Bool, tensor.Shape{2, 1, 2, 1, 2, 1, 2, 1, 2}))
 	var e Expr
 	xn, bn, rn := e.Input(x), e.Input(b), e.Input(r)
+	on, en := e.Input(odd), e.Input(even)
 	for _, c := range []struct {
 		node Node
 		op   func() (*device.Tensor, error)
@@ -522,6 +532,10 @@ func TestExprErrors(t *testing.T) {
 		{e.Select(bn, xn, rn), func() (*device.Tensor, error) { return Select(b, x, r) }},
 		{e.Equal(xn, rn, WithBroadcast(BroadcastNone)), func() (*device.Tensor, error) { return Equal(x, r, WithBroadcast(BroadcastNone)) }},
 		{e.ReduceOr(xn, AllAxes), func() (*device.Tensor, error) { return ReduceLogicalOr(x, []int{0, 1}) }},
+		{e.Maximum(on, en), func() (*device.Tensor, error) { return Maximum(odd, even) }},
+		{e.Clamp(e.Maximum(on, en), 0, 1), func() (*device.Tensor, error) { return Maximum(odd, even) }},
+		{e.Where(oddB, on, en), func() (*device.Tensor, error) { return Where(oddB, odd, even) }},
+		{e.Select(oddB, en, on), func() (*device.Tensor, error) { return Select(oddB, even, odd) }},
 		{e.ReduceAnd(bn, []int{2}), func() (*device.Tensor, error) { return ReduceLogicalAnd(b, []int{2}) }},
 	} {
 		y, want := c.op()
@@ -529,6 +543,9 @@ func TestExprErrors(t *testing.T) {
 			y.Free()
 		}
 		_, got := e.Eval(c.node)
+		if err := c.node.Err(); want != nil && (err == nil || err.Error() != want.Error()) {
+			t.Errorf("Err: %v; the op: %v", err, want)
+		}
 		if want == nil {
 			if got != nil {
 				t.Errorf("%v: the op runs, Eval says %v", c.node, got)
@@ -1127,6 +1144,9 @@ func TestExprExplain(t *testing.T) {
 	var e Expr
 	xn, zn := e.Input(x), e.Input(z)
 	relu := e.Where(e.Greater(xn, 0), xn, 0)
+	// Each Maximum walks 5 merged dimensions, the two fused 10.
+	ten := func(s ...int) Node { return e.Input(upload(t, d, specialHost(rng, tensor.F32, tensor.Shape(s)))) }
+	maxes := e.Maximum(e.Maximum(ten(2, 2, 1, 1, 2, 2, 1, 1, 2, 2), ten(2, 2, 2, 2, 2, 2, 2, 2, 2, 2)), ten(2, 1, 1, 2, 2, 1, 1, 2, 2, 1))
 	// Cut one op at a time, first the Maximum and then the second Minimum, this
 	// takes three kernels; cutting the comparison alone, whose scalar no other op
 	// uses, leaves two (fewestCuts).
@@ -1146,6 +1166,10 @@ func TestExprExplain(t *testing.T) {
 		{scalars, `5 ops in 2 kernels
 1. op less-equal (in1; scalar 1) -> bool[8 64]; boundary: 3 scalars > 2, 5 ops > 4
 2. fused maximum, minimum, minimum, minimum (#1; scalars true, false) -> bool[8 64]
+`},
+		{maxes, `2 ops in 2 kernels
+1. op maximum (in3, in4) -> f32[2 2 2 2 2 2 2 2 2 2]; boundary: a broadcast of 10 dimensions > 8
+2. op maximum (#1, in5) -> f32[2 2 2 2 2 2 2 2 2 2]
 `},
 		{e.ReduceOr(e.IsNaN(relu), []int{0}), `4 ops in 1 kernel
 1. fused greater, where, is-nan, fold any down 64 columns (in1; scalar 0) -> bool[64]
