@@ -45,12 +45,16 @@
 // Errors match these with errors.Is: ErrClosed (the device was closed),
 // ErrFreed (a tensor was freed), ErrOutOfMemory (the heap or the host is
 // full; the device stays usable), ErrDeviceLost (the driver lost the
-// device; it is unusable), ErrMisuse (a nil tensor, tensors of two
-// devices, memory that a copy would read while writing it), ErrSize
-// (bytes that do not match a tensor's), ErrNoDevice and ErrNoSuchDevice
-// (Open found no device, or not the one asked for). After any of them
-// but ErrDeviceLost, the device and every tensor not freed work as
-// before, and a call that failed changed none of its inputs.
+// device; it is unusable), ErrMisuse (a nil device or tensor, tensors
+// of two devices, memory that a copy would read while writing it),
+// ErrSize (a slice or bytes that do not match a tensor's shape),
+// ErrNoDevice and ErrNoSuchDevice (Open found no device, or not the one
+// asked for). After any of them but ErrDeviceLost, the device and every
+// tensor not freed work as before, and a call that failed changed none
+// of its inputs. Once a device is closed or lost, every use of its
+// tensors, freed ones too, reports that. The accessors that describe a
+// nil Device or Tensor (String, Info, Shape, Len...) answer as for no
+// device and no elements.
 package device
 
 import "github.com/vkops/vkops/internal/core"
@@ -76,8 +80,8 @@ var (
 	// ErrDeviceLost reports that the driver lost the device
 	// (VK_ERROR_DEVICE_LOST); the Device is unusable from then on.
 	ErrDeviceLost = core.ErrDeviceLost
-	// ErrMisuse reports a call the API does not allow: a nil tensor, or
-	// tensors of different devices in one call.
+	// ErrMisuse reports a call the API does not allow: a nil device or
+	// tensor, or tensors of different devices in one call.
 	ErrMisuse = core.ErrMisuse
 	// ErrSize reports a slice whose length does not match a tensor's.
 	ErrSize = core.ErrSize

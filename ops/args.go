@@ -55,7 +55,7 @@ func argOf(op, name string, v any, dev *device.Device, devName string, e *Expr) 
 	a := whereArg{name: name}
 	switch x := v.(type) {
 	case nil:
-		return a, invalidf("%s: %s is nil", op, name)
+		return a, misusef("%s: %s is nil", op, name)
 	case *core.Tensor:
 		// vkops's own code (bench, tests) holds core's tensors.
 		return argOf(op, name, bridge.UserTensor(x), dev, devName, e)
@@ -96,7 +96,7 @@ func argOf(op, name string, v any, dev *device.Device, devName string, e *Expr) 
 		a.value = v
 	}
 	if a.isTensor() && dev != nil && a.dev != dev {
-		return a, invalidf("%s: %s is on another device than %s", op, name, devName)
+		return a, misusef("%s: %s is on another device than %s", op, name, devName)
 	}
 	return a, nil
 }

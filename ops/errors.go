@@ -27,6 +27,13 @@ func invalidf(format string, args ...any) error {
 	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }
 
+// misusef is invalidf for a call the device package calls misuse, a nil
+// tensor or tensors of two devices: its error matches device.ErrMisuse
+// too, as the device's own calls' do.
+func misusef(format string, args ...any) error {
+	return &invalidError{msg: fmt.Sprintf(format, args...), cause: device.ErrMisuse}
+}
+
 // checkTensors reports, in order, a nil or freed tensor or one that lives
 // on another device than the first.
 func checkTensors(op string, names []string, ts ...*device.Tensor) error {
@@ -35,7 +42,7 @@ func checkTensors(op string, names []string, ts ...*device.Tensor) error {
 			return err
 		}
 		if t.Device() != ts[0].Device() {
-			return invalidf("%s: %s is on another device than %s", op, names[i], names[0])
+			return misusef("%s: %s is on another device than %s", op, names[i], names[0])
 		}
 	}
 	return nil
@@ -43,7 +50,7 @@ func checkTensors(op string, names []string, ts ...*device.Tensor) error {
 
 func checkTensor(op, name string, t *device.Tensor) error {
 	if t == nil || t.Device() == nil {
-		return invalidf("%s: %s is nil", op, name)
+		return misusef("%s: %s is nil", op, name)
 	}
 	switch err := t.Err(); {
 	case errors.Is(err, device.ErrFreed):

@@ -404,7 +404,7 @@ func (e *Expr) checkDst(root int32, dst *device.Tensor) error {
 		return err
 	}
 	if dst.Device() != n.dev {
-		return invalidf("expr: dst is on another device than %s's operands", n.name)
+		return misusef("expr: dst is on another device than %s's operands", n.name)
 	}
 	if dst.DType() != n.dt || !bridge.Tensor(dst).Dims().Equal(n.dims) {
 		return invalidf("expr: dst %v is not of %s's result type and shape %v%v", dst, n.name, n.dt, n.dims)

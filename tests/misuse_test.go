@@ -349,6 +349,9 @@ func TestMisuseClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gone := in.add(t, d, misRandom(rng, tensor.F32, tensor.Shape{3, 4}))
+	// Freed before Close, its uses report ErrClosed after Close too.
+	gone.Free()
 	var planned ops.Expr // planned and run before Close
 	relu := planned.Maximum(planned.Input(a), 0)
 	into, err := planned.Eval(relu)
@@ -426,6 +429,13 @@ func TestMisuseClosed(t *testing.T) {
 		x.Free()
 		x.Free()
 	}
+	// Free after Close did nothing: the tensors are a closed device's,
+	// not freed ones.
+	for _, x := range []*device.Tensor{a, gone} {
+		check("Err after Free of "+x.String(), x.Err())
+		_, err = ops.Maximum(x, 0)
+		check("Maximum after Free of "+x.String(), err)
+	}
 	t.Logf("%d uses of a closed device", n)
 }
 
@@ -452,6 +462,9 @@ func TestMisuseForeign(t *testing.T) {
 	} {
 		y, err := x.run()
 		misExpect(t, x.name, y, err, ops.ErrInvalid)
+		if !errors.Is(err, device.ErrMisuse) {
+			t.Errorf("%s: error %v does not match device.ErrMisuse", x.name, err)
+		}
 	}
 	if err := bridge.Device(d1).Copy(bridge.Tensor(a1), bridge.Tensor(a2)); err == nil {
 		t.Error("Copy from another device's tensor succeeded")
@@ -607,4 +620,56 @@ func TestExhaustion(t *testing.T) {
 	}
 	in.intact(t, "recovering")
 	t.Logf("live Vulkan objects: %d before filling, %d full, %d after freeing", live, liveFull, bridge.Device(d).LiveObjects())
+}
+
+// TestMisuseNil calls the API with a nil device and nil tensors, and with
+// slices that do not fill their shapes: the accessors answer for no
+// device and no elements, every other call returns an error that
+// matches the sentinel the package docs give, and nothing panics.
+func TestMisuseNil(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	var nd *device.Device
+	var nt *device.Tensor
+	if nd.String() != "<nil>" || nd.Info() != nil || nd.Profile() != device.ProfileAuto {
+		t.Errorf("nil device: String %q, Info %v, Profile %v", nd.String(), nd.Info(), nd.Profile())
+	}
+	if nt.String() != "<nil>" || nt.Shape() != nil || nt.Len() != 0 || nt.Device() != nil || nt.DType() != tensor.Invalid ||
+		nt.Bytes() != 0 || nt.Wrapped() {
+		t.Errorf("nil tensor: %v %v len %d on %v, %v, %d bytes, wrapped %v", nt, nt.Shape(), nt.Len(), nt.Device(), nt.DType(), nt.Bytes(), nt.Wrapped())
+	}
+	x, err := device.FromSlice(d, []float32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	for _, c := range []struct {
+		name string
+		err  func() error
+		want error
+	}{
+		{"Close of a nil device", nd.Close, device.ErrMisuse},
+		{"Sync of a nil device", nd.Sync, device.ErrMisuse},
+		{"Err of a nil device", nd.Err, device.ErrMisuse},
+		{"FromSlice on a nil device", func() error { _, err := device.FromSlice(nd, []float32{1}); return err }, device.ErrMisuse},
+		{"Wrap on a nil device", func() error { _, err := device.Wrap(nd, device.MakeSlice[float32](1024)); return err }, device.ErrMisuse},
+		{"Wait of a nil tensor", nt.Wait, device.ErrMisuse},
+		{"Err of a nil tensor", nt.Err, device.ErrMisuse},
+		{"ToSlice of a nil tensor", func() error { _, err := device.ToSlice[float32](nt); return err }, device.ErrMisuse},
+		{"Select of a nil cond", func() error { _, err := ops.Select(nil, x, x); return err }, device.ErrMisuse},
+		{"Maximum of a nil b", func() error { _, err := ops.Maximum(x, nt); return err }, device.ErrMisuse},
+		{"FromSlice, 2 elements for shape [3]", func() error { _, err := device.FromSlice(d, []float32{1, 2}, 3); return err }, device.ErrSize},
+		{"Wrap, 2 elements for shape [3]", func() error { _, err := device.Wrap(d, []float32{1, 2}, 3); return err }, device.ErrSize},
+		{"FromSlice, 3 elements for shape [1 2]", func() error { _, err := device.FromSlice(d, []int8{1, 2, 3}, 1, 2); return err }, device.ErrSize},
+	} {
+		if err := c.err(); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want an error matching %q", c.name, err, c.want)
+		}
+	}
+	if _, err := device.FromSlice(d, []float32{1}, -1); err == nil || errors.Is(err, device.ErrSize) {
+		t.Errorf("FromSlice of shape [-1]: %v, want a shape error, not ErrSize", err)
+	}
+	nd.Close() // and again: still no panic
+	if got, err := device.ToSlice[float32](x); err != nil || got[1] != 2 {
+		t.Errorf("the device after the misuse: %v, %v", got, err)
+	}
 }

@@ -303,7 +303,12 @@ func pageSize(info *Info, capSize uint64) uint64 {
 }
 
 // Info describes the open device.
-func (d *Device) Info() *Info { return d.info }
+func (d *Device) Info() *Info {
+	if d == nil {
+		return nil
+	}
+	return d.info
+}
 
 // PushDescriptors reports whether dispatches push their bindings into
 // the command buffer (VK_KHR_push_descriptor) rather than write a
@@ -369,11 +374,23 @@ func (d *Device) LiveObjects() int64 { return d.dev.Live() }
 func (d *Device) IsCPU() bool { return d.info.Type == vk.TypeCPU }
 
 // Err reports why the device cannot take work: nil, ErrClosed, or
-// ErrDeviceLost.
+// ErrDeviceLost; ErrMisuse for a nil device.
 func (d *Device) Err() error {
+	if err := d.check(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.usable()
+}
+
+// check reports a nil device, which every call that uses one reports
+// rather than panic.
+func (d *Device) check() error {
+	if d == nil {
+		return usagef(ErrMisuse, "device: nil device")
+	}
+	return nil
 }
 
 // usable reports why the device cannot take work; d.mu must be held.
@@ -413,6 +430,9 @@ func (d *Device) leave() {
 // Close is idempotent and safe to call from several goroutines: each
 // returns once the device is closed.
 func (d *Device) Close() error {
+	if err := d.check(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -450,6 +470,9 @@ func (d *Device) Close() error {
 
 // String names the device.
 func (d *Device) String() string {
+	if d == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("%s (%s, %s)", d.info.Name, d.info.TypeName, d.info.DriverName)
 }
 

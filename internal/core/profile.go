@@ -73,4 +73,9 @@ func parseProfile(name string) (Profile, error) {
 }
 
 // Profile returns the profile that ops plan for on d.
-func (d *Device) Profile() Profile { return d.profile }
+func (d *Device) Profile() Profile {
+	if d == nil {
+		return ProfileAuto // no device has it
+	}
+	return d.profile
+}

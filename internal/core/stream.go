@@ -500,6 +500,9 @@ func (d *Device) fail(err error) error {
 
 // Sync submits all recorded work and waits for it to complete.
 func (d *Device) Sync() error {
+	if err := d.check(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.enter(); err != nil {

@@ -38,28 +38,67 @@ type Tensor struct {
 	host int
 }
 
-// DType returns the element type.
-func (t *Tensor) DType() tensor.DType { return t.dtype }
+// The accessors below take a nil tensor as one of no elements, on no
+// device, so that code that describes a tensor, an error message among
+// it, cannot panic; the calls that use a tensor report ErrMisuse.
 
-// Shape returns a copy of the shape.
-func (t *Tensor) Shape() tensor.Shape { return t.shape.Clone() }
+// DType returns the element type; tensor.Invalid for a nil tensor.
+func (t *Tensor) DType() tensor.DType {
+	if t == nil {
+		return tensor.Invalid
+	}
+	return t.dtype
+}
+
+// Shape returns a copy of the shape; nil for a nil tensor.
+func (t *Tensor) Shape() tensor.Shape {
+	if t == nil {
+		return nil
+	}
+	return t.shape.Clone()
+}
 
 // Dims returns the shape without copying it, for code that only reads
 // it, such as planning an op, where a copy per call would be garbage per
 // op. The caller must not modify it.
-func (t *Tensor) Dims() tensor.Shape { return t.shape }
+func (t *Tensor) Dims() tensor.Shape {
+	if t == nil {
+		return nil
+	}
+	return t.shape
+}
 
-// Len returns the number of elements.
-func (t *Tensor) Len() int { return t.shape.NumElements() }
+// Len returns the number of elements; 0 for a nil tensor.
+func (t *Tensor) Len() int {
+	if t == nil {
+		return 0
+	}
+	return t.shape.NumElements()
+}
 
 // Bytes returns the size of the tensor's data in bytes.
-func (t *Tensor) Bytes() uint64 { return t.bytes }
+func (t *Tensor) Bytes() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.bytes
+}
 
-// Device returns the device the tensor lives on.
-func (t *Tensor) Device() *Device { return t.d }
+// Device returns the device the tensor lives on; nil for a nil tensor.
+func (t *Tensor) Device() *Device {
+	if t == nil {
+		return nil
+	}
+	return t.d
+}
 
-// String describes the tensor: "f32[2 3]".
-func (t *Tensor) String() string { return fmt.Sprintf("%v%v", t.dtype, t.shape) }
+// String describes the tensor: "f32[2 3]", or "<nil>".
+func (t *Tensor) String() string {
+	if t == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%v%v", t.dtype, t.shape)
+}
 
 // Empty allocates a tensor whose contents are undefined until an op or
 // Write fills them.
@@ -71,6 +110,9 @@ func (t *Tensor) String() string { return fmt.Sprintf("%v%v", t.dtype, t.shape) 
 // driver; only then does it report ErrOutOfMemory, saying what holds
 // the heap.
 func (d *Device) Empty(dt tensor.DType, shape tensor.Shape) (*Tensor, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
 	if err := tensor.CheckSize(dt, shape); err != nil {
 		return nil, fmt.Errorf("device: %w", err)
 	}
@@ -336,9 +378,9 @@ func (d *Device) Upload(h *tensor.Host) (*Tensor, error) {
 // Its bytes are copied once, straight into the tensor's memory or, where
 // the host does not map it, into staging memory (Options.Transfers).
 func FromSlice[T tensor.Element](d *Device, data []T, shape ...int) (*Tensor, error) {
-	dt, err := tensor.CheckSlice(data, shape...)
+	dt, err := checkSlice("device: ", data, shape)
 	if err != nil {
-		return nil, fmt.Errorf("device: %w", err)
+		return nil, err
 	}
 	t, err := d.Empty(dt, sliceShape(data, shape))
 	if err != nil {
@@ -349,6 +391,19 @@ func FromSlice[T tensor.Element](d *Device, data []T, shape ...int) (*Tensor, er
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkSlice is tensor.CheckSlice, its error prefixed with what; a slice
+// whose length does not fill a good shape is ErrSize.
+func checkSlice[T tensor.Element](what string, data []T, shape []int) (tensor.DType, error) {
+	dt, err := tensor.CheckSlice(data, shape...)
+	switch {
+	case err == nil:
+		return dt, nil
+	case tensor.CheckSize(tensor.DTypeOf[T](), sliceShape(data, shape)) == nil:
+		return dt, usagef(ErrSize, "%s%v", what, err)
+	}
+	return dt, fmt.Errorf("%s%w", what, err)
 }
 
 func sliceShape[T tensor.Element](data []T, shape []int) tensor.Shape {
@@ -759,7 +814,6 @@ func (t *Tensor) Free() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if t.freed || d.closed {
-		t.freed = true
 		return
 	}
 	t.freed = true
@@ -806,12 +860,17 @@ func (t *Tensor) check() error {
 	return nil
 }
 
-// usable reports why the tensor cannot be used; d.mu must be held.
+// usable reports why the tensor cannot be used; d.mu must be held. A
+// closed or lost device comes first: every use of its tensors, freed or
+// not, reports that.
 func (t *Tensor) usable() error {
+	if err := t.d.usable(); err != nil {
+		return err
+	}
 	if t.freed {
 		return fmt.Errorf("device: %v: %w", t, ErrFreed)
 	}
-	return t.d.usable()
+	return nil
 }
 
 // Fill records a fill of dst with copies of a 32-bit word

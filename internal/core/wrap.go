@@ -1,7 +1,6 @@
 package core
 
 import (
-	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -37,9 +36,9 @@ import (
 //     bools write 0 or 1, but a select of bools copies what its inputs
 //     held, and a Go bool must be 0 or 1 (ToSlice makes it so).
 func Wrap[T tensor.Element](d *Device, data []T, shape ...int) (*Tensor, error) {
-	dt, err := tensor.CheckSlice(data, shape...)
+	dt, err := checkSlice("device: wrap: ", data, shape)
 	if err != nil {
-		return nil, fmt.Errorf("device: wrap: %w", err)
+		return nil, err
 	}
 	s := sliceShape(data, shape)
 	var z T
@@ -81,6 +80,9 @@ func (t *Tensor) Wrapped() bool { return t != nil && t.wrapped }
 // wrap returns a tensor over the capBytes of host memory at p, or nil
 // where the device cannot use them (see Wrap).
 func (d *Device) wrap(dt tensor.DType, shape tensor.Shape, p unsafe.Pointer, capBytes uint64) (*Tensor, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
