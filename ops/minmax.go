@@ -110,14 +110,19 @@ func (a *whereArg) convertBound(op string, dt tensor.DType, min bool) error {
 	default:
 		return a.convert(op, dt)
 	}
-	switch {
-	case math.IsNaN(f) || math.IsInf(f, 0):
-	case min:
-		a.value = math.Ceil(f)
-	default:
-		a.value = math.Floor(f)
+	r, dir := math.Floor(f), "down"
+	if min {
+		r, dir = math.Ceil(f), "up"
 	}
-	return a.convert(op, dt)
+	if math.IsNaN(f) || math.IsInf(f, 0) || r == f {
+		return a.convert(op, dt)
+	}
+	a.value = r
+	if err := a.convert(op, dt); err != nil {
+		// Quote the caller's bound, not only the integer it became.
+		return invalidf("%s: %s scalar %v, rounded %s to %v, cannot be represented as %v", op, a.name, f, dir, r, dt)
+	}
+	return nil
 }
 
 // runValues returns the tensor of shape out and type dt holding op code

@@ -277,6 +277,8 @@ func TestMinMaxErrors(t *testing.T) {
 		{func() (*device.Tensor, error) { return Clamp(u, -1, 10) }, "clamp: min scalar -1 cannot be represented as u8"},
 		{func() (*device.Tensor, error) { return Clamp(u, 0, 300) }, "clamp: max scalar 300 cannot be represented as u8"},
 		{func() (*device.Tensor, error) { return Clamp(u, math.NaN(), 1) }, "clamp: min scalar NaN cannot be represented as u8"},
+		{func() (*device.Tensor, error) { return Clamp(u, 255.5, 300) }, "clamp: min scalar 255.5, rounded up to 256, cannot be represented as u8"},
+		{func() (*device.Tensor, error) { return Clamp(u, 0, float32(-0.5)) }, "clamp: max scalar -0.5, rounded down to -1, cannot be represented as u8"},
 		{func() (*device.Tensor, error) { return Clamp(x, x, 1) }, "clamp: min is a tensor; it must be a scalar"},
 		{func() (*device.Tensor, error) { return Clamp(nil, 0, 1) }, "clamp: x is nil"},
 		{func() (*device.Tensor, error) { return Clamp(x, "a", 1) }, "clamp: min "},
