@@ -83,6 +83,27 @@ type exprNode struct {
 	err    error
 }
 
+// argName returns the name of n's operand k, as n's op names it in its
+// errors.
+func (n *exprNode) argName(k int) string {
+	var names [3]string
+	switch {
+	case n.kind == exprSelect && n.name == "select":
+		names = [3]string{"cond", "then", "else"}
+	case n.kind == exprSelect:
+		names = [3]string{"cond", "input", "other"}
+	case n.kind == exprReduce:
+		names[0] = "data"
+	case n.mask == clampOp:
+		names = [3]string{"x", "min", "max"}
+	case n.mask.swap:
+		names = [3]string{"b", "a"}
+	default:
+		names = [3]string{"a", "b"}
+	}
+	return names[k]
+}
+
 // exprArg is an operand of a node: another node, or a scalar of the
 // type the op's rules gave it.
 type exprArg struct {

@@ -1348,3 +1348,49 @@ func TestExprReduceXor(t *testing.T) {
 		t.Errorf("ReduceXor of f32: %v", err)
 	}
 }
+
+// TestExprFreedInput frees an input after its Expr is made, and after it
+// is planned: Eval and EvalInto must return the error the op itself gives
+// for the freed operand, naming it, and leave the device usable.
+func TestExprFreedInput(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	rng := rand.New(rand.NewPCG(76, 77))
+	for _, c := range []struct {
+		name string
+		node func(e *Expr, x, y Node) Node
+		op   func(x, y *device.Tensor) (*device.Tensor, error)
+	}{
+		{"maximum", func(e *Expr, x, y Node) Node { return e.Maximum(x, y) }, func(x, y *device.Tensor) (*device.Tensor, error) { return Maximum(x, y) }},
+		{"greater", func(e *Expr, x, y Node) Node { return e.IsNaN(e.Where(e.Greater(x, y), x, 0)) },
+			func(x, y *device.Tensor) (*device.Tensor, error) { return Greater(x, y) }},
+		{"clamp", func(e *Expr, x, y Node) Node { return e.Minimum(e.Clamp(y, 0, 1), x) },
+			func(x, y *device.Tensor) (*device.Tensor, error) { return Clamp(y, 0, 1) }},
+	} {
+		for _, planned := range []bool{false, true} {
+			x := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{4}))
+			y := upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{4}))
+			var e Expr
+			root := c.node(&e, e.Input(x), e.Input(y))
+			if planned {
+				if _, err := e.Explain(root); err != nil {
+					t.Fatal(err)
+				}
+			}
+			y.Free()
+			_, want := c.op(x, y)
+			_, got := e.Eval(root)
+			if got == nil || got.Error() != want.Error() || !errors.Is(got, ErrInvalid) || !errors.Is(got, device.ErrFreed) {
+				t.Errorf("%s (planned %v): Eval: %v; the op: %v", c.name, planned, got, want)
+			}
+			into := garbage(t, d, e.nodes[root.i-1].dt, tensor.Shape{4})
+			if err := e.EvalInto(root, into); err == nil || err.Error() != want.Error() {
+				t.Errorf("%s (planned %v): EvalInto: %v; the op: %v", c.name, planned, err, want)
+			}
+		}
+	}
+	if got, err := Maximum(upload(t, d, randomHost(rng, tensor.F32, tensor.Shape{4})), 0); err != nil {
+		t.Errorf("the device after: %v", err)
+	} else {
+		got.Free()
+	}
+}

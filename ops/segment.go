@@ -21,6 +21,14 @@ import (
 type compiled struct {
 	root  int32
 	steps []step
+	uses  []inputUse // each input the steps read, and its first reader
+}
+
+// inputUse is an input node and the op and operand that first read it,
+// which an error about the input names.
+type inputUse struct {
+	node     int32
+	op, name string
 }
 
 // A step makes one node's value: as a fused kernel over a segment of the
@@ -56,7 +64,34 @@ func (e *Expr) compile(root int32) (*compiled, error) {
 		c.steps = append(c.steps, s)
 	}
 	c.planFrees(e)
+	c.uses = e.inputUses(root)
 	return c, nil
+}
+
+// inputUses returns the inputs that root's ops read, each once.
+func (e *Expr) inputUses(root int32) []inputUse {
+	var uses []inputUse
+	for _, i := range e.order(root, nil) {
+		n := &e.nodes[i-1]
+		for k, a := range n.args[:n.nargs] {
+			if a.node != 0 && e.nodes[a.node-1].kind == exprInput &&
+				!slices.ContainsFunc(uses, func(u inputUse) bool { return u.node == a.node }) {
+				uses = append(uses, inputUse{a.node, n.name, n.argName(k)})
+			}
+		}
+	}
+	return uses
+}
+
+// checkInputs reports, as the ops do, the first input of c that cannot
+// be read now: freed, or of a device closed since c was planned.
+func (c *compiled) checkInputs(e *Expr) error {
+	for _, u := range c.uses {
+		if err := checkTensor(u.op, u.name, e.nodes[u.node-1].t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cuts returns, by node, why each op that root's plan cuts is cut, nil
@@ -445,6 +480,9 @@ func (s *step) reads(e *Expr) []int32 {
 // once the last step that reads it is recorded (Free waits for the work
 // recorded on a tensor), and returns the root's value.
 func (c *compiled) eval(e *Expr, dst *device.Tensor) (*device.Tensor, error) {
+	if err := c.checkInputs(e); err != nil {
+		return nil, err
+	}
 	var vals []*device.Tensor // only a plan of several steps has values between them
 	if len(c.steps) > 1 {
 		vals = make([]*device.Tensor, len(e.nodes))
