@@ -37,6 +37,9 @@ func Clamp(x *tensor.Host, min, max tensor.Scalar) (*tensor.Host, error) {
 		name string
 		s    tensor.Scalar
 	}{{"min", min}, {"max", max}} {
+		if err := checkScalar(op, s.name, s.s); err != nil {
+			return nil, err
+		}
 		if s.s.DType != x.DType {
 			return nil, fmt.Errorf("%s: %s scalar is %v but x is %v", op, s.name, s.s.DType, x.DType)
 		}

@@ -73,6 +73,7 @@ func TestMinMax(t *testing.T) {
 		{func() error { _, err := Maximum(x, mk(nil, []int32{1}), ""); return err }(), "maximum: a is f32 but b is i32"},
 		{func() error { _, err := Minimum(x, mk([]int{4}, []float32{1, 2, 3, 4}), ""); return err }(), "minimum: a shape [2 3] and b shape [4] do not broadcast (axis -1: 3 vs 4)"},
 		{func() error { _, err := Clamp(c, tensor.Scalar{DType: tensor.I32}, s(1)); return err }(), "clamp: min scalar is i32 but x is f32"},
+		{func() error { _, err := Clamp(c, s(0), tensor.Scalar{DType: tensor.F32, Bits: 1 << 32}); return err }(), "clamp: max scalar bits 0x100000000 do not fit f32"},
 	} {
 		if e.err == nil || e.err.Error() != e.want {
 			t.Errorf("got %v, want %q", e.err, e.want)

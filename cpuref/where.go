@@ -81,17 +81,25 @@ func operandHost(op, name string, o Operand) (*tensor.Host, error) {
 		return o.T, nil
 	case o.S != nil:
 		s := *o.S
-		if !s.DType.Valid() {
-			return nil, fmt.Errorf("%s: %s scalar has invalid element type %v", op, name, s.DType)
-		}
-		// Bits beyond the element's size would be dropped silently by
-		// Bytes; a scalar carrying them was not made by NewScalar.
-		if size := s.DType.Size(); size < 8 && s.Bits>>(8*size) != 0 {
-			return nil, fmt.Errorf("%s: %s scalar bits %#x do not fit %v", op, name, s.Bits, s.DType)
+		if err := checkScalar(op, name, s); err != nil {
+			return nil, err
 		}
 		return &tensor.Host{DType: s.DType, Data: s.Bytes()}, nil
 	}
 	return nil, fmt.Errorf("%s: %s is neither a tensor nor a scalar (set one of T and S)", op, name)
+}
+
+// checkScalar reports a scalar operand that NewScalar did not make: of
+// no valid type, or with bits beyond its element's size, which Bytes
+// would drop silently.
+func checkScalar(op, name string, s tensor.Scalar) error {
+	if !s.DType.Valid() {
+		return fmt.Errorf("%s: %s scalar has invalid element type %v", op, name, s.DType)
+	}
+	if size := s.DType.Size(); size < 8 && s.Bits>>(8*size) != 0 {
+		return fmt.Errorf("%s: %s scalar bits %#x do not fit %v", op, name, s.Bits, s.DType)
+	}
+	return nil
 }
 
 // kind names an operand for a type-mismatch message: "input" for a
