@@ -24,7 +24,7 @@ func Scalar(v any, dt tensor.DType) Element { return Element{v, dt} }
 // and other's where it is false: PyPTO where as docs/specs.md#where
 // states it. cond must be a bool tensor. input and other are each a
 // *device.Tensor, a typed scalar (an Element or a tensor.Scalar), or a
-// plain Go number.
+// plain Go number or bool.
 //
 // The output's shape is the numpy broadcast of the tensors among cond,
 // input and other; scalars never shape it. Its element type is that of
@@ -33,7 +33,8 @@ func Scalar(v any, dt tensor.DType) Element { return Element{v, dt} }
 // f16, bf16 and f32; one the type cannot hold is an error. Without a
 // tensor operand the scalars keep their own type, which must agree; a
 // plain Go number has no type of its own: it takes the other scalar's,
-// or f32 when both are plain. A tensor.Scalar of the output's type is
+// or f32 when both are plain, bool when both are Go bools (a mask, as
+// numpy.where(c, True, False) gives). A tensor.Scalar of the output's type is
 // used bit for bit, NaN payloads included.
 //
 // Every rule is checked before anything runs, and a rejected input gives
@@ -78,8 +79,11 @@ func resolveWhere(op string, cond whereArg, input, other any, e *Expr, buf *[max
 		return w, err
 	}
 	a, b := &w.a, &w.b
-	// The output's type: the tensors', else the typed scalars', else f32.
+	// The output's type: the tensors', else the typed scalars', else
+	// bool for two Go bools, as numpy's and torch's where give, else f32.
 	w.dt = tensor.F32
+	_, aBool := a.value.(bool)
+	_, bBool := b.value.(bool)
 	switch {
 	case a.isTensor() && b.isTensor() && a.dt != b.dt:
 		return w, invalidf("%s: input is %v but other is %v", op, a.dt, b.dt)
@@ -94,6 +98,8 @@ func resolveWhere(op string, cond whereArg, input, other any, e *Expr, buf *[max
 		w.dt = a.dt
 	case b.typed:
 		w.dt = b.dt
+	case aBool && bBool:
+		w.dt = tensor.Bool
 	}
 	for _, o := range [2]*whereArg{a, b} {
 		if err := o.convert(op, w.dt); err != nil {

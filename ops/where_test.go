@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -106,6 +107,51 @@ func TestWhereScalarBits(t *testing.T) {
 		}
 		if got != c.want || h.DType != c.dt {
 			t.Errorf("%v beside %v: got %v bits %#x, want %#x", c.v, c.dt, h.DType, got, c.want)
+		}
+	}
+}
+
+// TestWhereScalarTypes checks the output type of Where of two scalars
+// (docs/specs.md#where): the typed scalar's, f32 for two plain numbers,
+// bool for two Go bools, and the values the output holds.
+func TestWhereScalarTypes(t *testing.T) {
+	d := devtest.Open(t, device.Options{})
+	cond, err := device.FromSlice(d, []bool{true, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cond.Free()
+	for _, c := range []struct {
+		a, b any
+		dt   tensor.DType
+		want []byte
+	}{
+		{true, false, tensor.Bool, []byte{1, 0}},
+		{false, true, tensor.Bool, []byte{0, 1}},
+		{true, 0, tensor.F32, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0}},
+		{2, 1, tensor.F32, []byte{0, 0, 0, 0x40, 0, 0, 0x80, 0x3f}},
+		{true, Scalar(7, tensor.U8), tensor.U8, []byte{1, 7}},
+		{Scalar(true, tensor.Bool), 0, tensor.Bool, []byte{1, 0}},
+	} {
+		for _, eval := range []bool{false, true} {
+			var y *device.Tensor
+			if eval {
+				var e Expr
+				y, err = e.Eval(e.Where(cond, c.a, c.b))
+			} else {
+				y, err = Where(cond, c.a, c.b)
+			}
+			if err != nil {
+				t.Fatalf("where(c, %v, %v): %v", c.a, c.b, err)
+			}
+			h, err := bridge.Tensor(y).Download()
+			y.Free()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.DType != c.dt || !bytes.Equal(h.Data, c.want) {
+				t.Errorf("where(c, %v, %v) (Expr %v): %v %x, want %v %x", c.a, c.b, eval, h.DType, h.Data, c.dt, c.want)
+			}
 		}
 	}
 }
