@@ -101,7 +101,7 @@ func TestMaskCommandErrors(t *testing.T) {
 		{[]string{"not-equal", xf, "-0x1p2000", "--dtype", "bf16"}, "vkops: not-equal: b scalar -0x1p2000 cannot be represented as bf16"},
 		{[]string{"greater", i, "1e-400"}, "vkops: greater: b scalar 1e-400 cannot be represented as i32"},
 		{[]string{"greater-equal", "-1.0000000000000000001", i}, "vkops: greater-equal: a scalar -1.0000000000000000001 cannot be represented as i32"},
-		{[]string{"less", u, "-nan"}, "vkops: less: b scalar NaN cannot be represented as u8"},
+		{[]string{"less", u, "-nan"}, "vkops: less: b scalar -nan cannot be represented as u8"},
 		// Neither a number nor a file; a number where only a file goes.
 		{[]string{"greater", xf, "abc"}, `vkops: greater: operand b: "abc" is neither a number nor an existing file`},
 		{[]string{"equal", "1e400x", xf}, `vkops: equal: operand a: "1e400x" is neither a number nor an existing file`},

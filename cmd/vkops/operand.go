@@ -97,97 +97,184 @@ func settleNumbers(name string, roles []string, operands []any, dt tensor.DType)
 	return nil
 }
 
-// scalarValue returns the Go value of n, operand role, to give ops for
-// the element type dt, which then converts it exactly and refuses what dt
-// cannot hold (300 for i8, 1.5 for i32, 1e39 for f32). What ops cannot
-// see is refused here: a number beyond float64's range (1e400), and, for
-// an integer or bool type, a fraction that float64 rounds to an integer
-// (1e-400, 1.0000000000000000001). The message is the one ops gives.
+// scalarValue returns n, operand role, as a scalar of the element type
+// dt, which ops then uses bit for bit. The conversion is exact, from the
+// literal's exact value (parseNumber), with one rounding, to nearest
+// even, into a float type; what dt cannot hold is refused, in a message
+// that quotes n as written: 1e400 for every type, 300 for i8, 1.5 and
+// 1e-400 for an integer type, 65520 for f16.
 func scalarValue(name, role string, n number, dt tensor.DType) (any, error) {
-	v, _ := parseNumber(string(n))
-	if f, isFloat := v.(float64); isFloat && !dt.IsFloat() {
-		v = exactInteger(string(n), f)
-	}
-	if v == nil {
+	l, _ := parseNumber(string(n))
+	s, ok := l.scalar(dt)
+	if !ok {
 		return nil, badInput("%s: %s scalar %s cannot be represented as %v", name, role, n, dt)
 	}
-	return v, nil
+	return s, nil
 }
 
-// exactInteger returns what to give ops, for an integer or bool type, of
-// the float literal s that parseNumber reads as f: f where it is s's
-// exact value or s is infinite or NaN, for ops to judge (1.5, NaN, 1e20);
-// where rounding to float64 changed s, the integer s denotes if int64 or
-// uint64 holds it (18446744073709551615.0), else f, too large for every
-// integer type; and nil where s is no integer (1e-400,
-// 1.0000000000000000001) or has an exponent too large for big.Rat.
-func exactInteger(s string, f float64) any {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return f
-	}
-	r, ok := new(big.Rat).SetString(s)
+// A literal is the exact value of a number argument: a rational, an
+// infinity or a NaN, with the sign it was written with, which a zero
+// keeps in a float type (-0).
+type literal struct {
+	r        *big.Rat // the value, where finite and not huge
+	neg      bool     // written with a leading '-'
+	inf, nan bool
+	huge     bool // beyond float64's range (1e400): no type holds it
+}
+
+// canonicalNaN is the quiet NaN with no payload, 0x7ff8000000000000,
+// which tensor.NewScalar narrows to each float type's canonical NaN;
+// math.NaN's has a payload bit.
+var canonicalNaN = math.Float64frombits(0x7ff8 << 48)
+
+// scalar returns l as a scalar of type dt, rounded to nearest even into
+// a float type, and whether dt holds it: into an integer or bool type
+// only an integer in range converts.
+func (l literal) scalar(dt tensor.DType) (tensor.Scalar, bool) {
+	var v any
 	switch {
-	case !ok: // an exponent too large for big.Rat: 1e-9999999
-		return nil
-	case r.Cmp(new(big.Rat).SetFloat64(f)) == 0:
-		return f
-	case !r.IsInt():
-		return nil
-	case r.Num().IsInt64():
-		return r.Num().Int64()
-	case r.Num().IsUint64():
-		return r.Num().Uint64()
+	case l.huge:
+		return tensor.Scalar{}, false
+	case l.nan:
+		v = math.Copysign(canonicalNaN, sign(l.neg))
+	case l.inf:
+		v = math.Inf(int(sign(l.neg)))
+	case dt.IsFloat():
+		v = l.float64For(dt)
+	case !l.r.IsInt():
+		return tensor.Scalar{}, false
+	case l.r.Num().IsInt64():
+		v = l.r.Num().Int64()
+	case l.r.Num().IsUint64():
+		v = l.r.Num().Uint64()
+	default:
+		return tensor.Scalar{}, false
 	}
-	return f
+	s, err := tensor.NewScalar(v, dt)
+	return s, err == nil
 }
 
-// parseNumber reads a number literal: an integer (decimal, 0x, 0o, 0b,
-// underscores between digits) or a float (hexadecimal ones with a p
-// exponent), "inf", "nan" and their signed forms included. Integers
-// stay integers, so that large ones convert exactly; integers beyond 64
-// bits become the nearest float64. It reports whether s is a number at
-// all; v is nil for a number beyond float64's range (1e400, -0x1p2000),
-// which no element type holds.
-func parseNumber(s string) (v any, ok bool) {
-	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
-		return i, true
+// float64For returns the finite l as the float64 from which
+// tensor.NewScalar rounds to the float type dt correctly: for f64, l
+// rounded to nearest even; for the narrower types, l rounded to odd,
+// whose sticky last bit keeps the second rounding, to at most 24 bits,
+// from going wrong at a tie the first one made (2049.00000000000000001
+// is no f16 tie; float64 alone rounds it to 2049, which is). A value
+// below float64's normal range rounds to ±0 in those types either way.
+func (l literal) float64For(dt tensor.DType) float64 {
+	if l.r.Sign() == 0 {
+		return math.Copysign(0, sign(l.neg))
 	}
-	if u, err := strconv.ParseUint(s, 0, 64); err == nil {
-		return u, true
+	prec := uint(53)
+	if dt == tensor.F64 {
+		prec = 64 // rounded to odd at 64 bits, Float64 then rounds once, subnormals included
+	}
+	f := new(big.Float).SetPrec(prec).SetMode(big.ToZero).SetRat(l.r)
+	if f.Acc() != big.Exact {
+		// Round to odd: the truncated significand with its last bit set.
+		m := new(big.Float)
+		exp := f.MantExp(m)
+		i, _ := m.SetMantExp(m, int(prec)).Int(nil)
+		neg := i.Sign() < 0
+		i.Abs(i).SetBit(i, 0, 1)
+		if neg {
+			i.Neg(i)
+		}
+		f.SetInt(i).SetMantExp(f, exp-int(prec))
+	}
+	v, _ := f.Float64()
+	return v
+}
+
+// boundScalar is scalar for a bound of clamp, as ops.Clamp converts a
+// plain number: into an integer type a fractional min rounds up to the
+// next integer and a fractional max down (Clamp-1), from the literal's
+// exact value (1e-400 is a fraction, 2.9999999999999999999 is below 3).
+func (l literal) boundScalar(dt tensor.DType, min bool) (tensor.Scalar, bool) {
+	if l.r == nil || dt.IsFloat() || dt == tensor.Bool || l.r.IsInt() {
+		return l.scalar(dt)
+	}
+	q := new(big.Int).Div(l.r.Num(), l.r.Denom()) // Euclidean, so floor: the denominator is positive
+	if min {
+		q.Add(q, big.NewInt(1))
+	}
+	return literal{r: new(big.Rat).SetInt(q)}.scalar(dt)
+}
+
+// sign returns -1 for neg, else 1.
+func sign(neg bool) float64 {
+	if neg {
+		return -1
+	}
+	return 1
+}
+
+// tinyRat stands for a literal whose exponent is beyond big.Rat's
+// (1e-9999999), which is nonzero but far below every type's least
+// subnormal: it converts as that literal does, to ±0 in a float type, to
+// no integer, and as a clamp bound to 1 or 0 (min), 0 or -1 (max).
+var tinyRat = new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), 2000))
+
+// parseNumber reads a number literal exactly: an integer (decimal, 0x,
+// 0o, 0b, underscores between digits) or a float (hexadecimal ones with
+// a p exponent), "inf", "nan" and their signed forms included. It
+// reports whether s is a number at all; a number beyond float64's range
+// (1e400, -0x1p2000) is huge, and no element type holds it.
+func parseNumber(s string) (l literal, ok bool) {
+	l.neg = strings.HasPrefix(s, "-")
+	if n, isInt := new(big.Int).SetString(s, 0); isInt { // 42, -0x7f, 0x1_0000_0000_0000_0000
+		l.r = new(big.Rat).SetInt(n)
+		f, _ := l.r.Float64()
+		l.huge = math.IsInf(f, 0)
+		return l, true
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
-	case err == nil:
-		return f, true
 	case errors.Is(err, strconv.ErrRange):
-		return nil, true
+		l.huge = true
+		return l, true
+	case err != nil:
+		l.nan = signedNaN(s)
+		return l, l.nan
+	case math.IsNaN(f):
+		l.nan = true
+		return l, true
+	case math.IsInf(f, 0):
+		l.inf = true
+		return l, true
 	}
-	if nan, ok := signedNaN(s); ok {
-		return nan, true
-	}
-	if n, isInt := new(big.Int).SetString(s, 0); isInt { // 0x1_0000_0000_0000_0000
-		f, _ := new(big.Float).SetInt(n).Float64()
-		if math.IsInf(f, 0) {
-			return nil, true
+	r, isRat := new(big.Rat).SetString(s)
+	switch {
+	case isRat:
+		l.r = r
+	case zeroDigits(s):
+		l.r = new(big.Rat)
+	default: // 1e-9999999: ParseFloat reads 0, and the digits say it is not
+		l.r = new(big.Rat).Set(tinyRat)
+		if l.neg {
+			l.r.Neg(l.r)
 		}
-		return f, true
 	}
-	return nil, false
+	return l, true
 }
 
-// signedNaN reads "+nan" and "-nan", in any case, which ParseFloat does
-// not: a NaN with that sign.
-func signedNaN(s string) (float64, bool) {
-	if len(s) != 4 || !strings.EqualFold(s[1:], "nan") {
-		return 0, false
+// zeroDigits reports whether the float literal s has only zeros before
+// its exponent (0e-9999999, -0x0.0p-99999999).
+func zeroDigits(s string) bool {
+	m, exp := strings.TrimLeft(s, "+-"), "eE"
+	if len(m) > 1 && m[0] == '0' && (m[1] == 'x' || m[1] == 'X') {
+		m, exp = m[2:], "pP"
 	}
-	switch s[0] {
-	case '+':
-		return math.NaN(), true
-	case '-':
-		return math.Copysign(math.NaN(), -1), true
+	if i := strings.IndexAny(m, exp); i >= 0 {
+		m = m[:i]
 	}
-	return 0, false
+	return strings.Trim(m, "0._") == ""
+}
+
+// signedNaN reports whether s is "+nan" or "-nan", in any case, which
+// ParseFloat does not read.
+func signedNaN(s string) bool {
+	return len(s) == 4 && (s[0] == '+' || s[0] == '-') && strings.EqualFold(s[1:], "nan")
 }
 
 // parseNumberArgs is parseFlags for a command whose arguments may be

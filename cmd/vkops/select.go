@@ -109,17 +109,12 @@ func runWhere(e *env, args []string) error {
 		}
 	}
 	// Numbers beside a tensor take its type; two numbers take --dtype.
-	_, aTensor := operands[0].(*tensor.Host)
-	_, bTensor := operands[1].(*tensor.Host)
 	scalarType := dt
 	if scalarType == tensor.Invalid {
 		scalarType = tensor.F32
 	}
 	if err := settleNumbers(name, roles, operands, scalarType); err != nil {
 		return err
-	}
-	if !aTensor && !bTensor {
-		operands[0], operands[1] = ops.Scalar(operands[0], scalarType), ops.Scalar(operands[1], scalarType)
 	}
 
 	return runOnDevice(e, name, []any{cond, operands[0], operands[1]}, func(x []any) (*device.Tensor, error) {

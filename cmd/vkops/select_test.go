@@ -91,6 +91,7 @@ func TestWhereCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	bf := tensor.BFloat16(tenth.Bits).Float32()
+	qnan := math.Float64frombits(0x7ff8000000000000) // the canonical NaN, math.NaN's without its payload bit
 	for _, c := range []struct {
 		args []string
 		want *tensor.Host
@@ -102,7 +103,7 @@ func TestWhereCommand(t *testing.T) {
 		{[]string{"where", "--dtype", "i8", cond1, "-2", "-0x7f"}, selHost(t, []int{4}, int8(-2), -127, -2, -127)},
 		{[]string{"where", cond1, u8, "255"}, selHost(t, []int{4}, uint8(1), 255, 3, 255)},
 		{[]string{"where", cond1, "0x10", u8, "--dtype", "u8"}, selHost(t, []int{4}, uint8(16), 2, 16, 4)},
-		{[]string{"where", cond1, "nan", "-inf", "--dtype", "f64"}, selHost(t, []int{4}, math.NaN(), math.Inf(-1), math.NaN(), math.Inf(-1))},
+		{[]string{"where", cond1, "nan", "-inf", "--dtype", "f64"}, selHost(t, []int{4}, qnan, math.Inf(-1), qnan, math.Inf(-1))},
 		{[]string{"where", cond1, f32, "0.1", "--dtype", "bf16"},
 			selHost(t, []int{4}, 1, bf, float32(math.Inf(-1)), bf)},
 		{[]string{"where", cond1, "1.01171875", f32, "--dtype", "bf16"}, selHost(t, []int{4}, float32(1.015625), 1.015625, 1.015625, 3)},
@@ -173,7 +174,7 @@ func TestSelectCommandErrors(t *testing.T) {
 		{nil, []string{"where", b2, u8, "-1e400", "-o", out}, 2, "vkops: where: other scalar -1e400 cannot be represented as u8"},
 		{nil, []string{"where", b2, "-1e400", f32, "-o", out, "--dtype", "bf16"}, 2, "vkops: where: input scalar -1e400 cannot be represented as bf16"},
 		{nil, []string{"where", b2, "1e-400", i16, "-o", out}, 2, "vkops: where: input scalar 1e-400 cannot be represented as i16"},
-		{nil, []string{"where", b2, "-nan", "0", "-o", out, "--dtype", "i8"}, 2, "vkops: where: input scalar NaN cannot be represented as i8"},
+		{nil, []string{"where", b2, "-nan", "0", "-o", out, "--dtype", "i8"}, 2, "vkops: where: input scalar -nan cannot be represented as i8"},
 		// Neither a number nor a file; a number where only a file goes.
 		{nil, []string{"where", b2, f32, "abc", "-o", out}, 2, `vkops: where: operand other: "abc" is neither a number nor an existing file`},
 		{nil, []string{"where", "-1", "1", "0", "-o", out}, 2, "vkops: where: COND must be a .npy file, got the number -1"},
