@@ -6,7 +6,8 @@
 //	vkops [--device D] where COND INPUT OTHER -o OUT [--dtype T]
 //	vkops [--device D] equal|not-equal|less|less-equal|greater|greater-equal A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] logical-and|logical-or|logical-xor A B -o OUT [--broadcast numpy|none|pdpd]
-//	vkops [--device D] logical-not|is-nan|is-finite A -o OUT [--dtype bf16]
+//	vkops [--device D] logical-not A -o OUT
+//	vkops [--device D] is-nan|is-finite A -o OUT [--dtype bf16]
 //	vkops [--device D] is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]
 //	vkops [--device D] maximum|minimum A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]
 //	vkops [--device D] clamp A --min LO --max HI -o OUT [--dtype bf16]

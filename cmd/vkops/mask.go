@@ -9,10 +9,12 @@ import (
 // maskCommand is one mask op of docs/specs.md#mask-ops as a
 // subcommand: binary ones take A and B (files or number literals) and
 // --broadcast, unary ones a file A. The output is a bool .npy, or for
-// the ops of values (Maximum, Minimum) of A's and B's type.
+// the ops of values (Maximum, Minimum) of A's and B's type. The logical
+// ops take bool files only, so they have no --dtype bf16.
 type maskCommand struct {
 	summary string
 	values  bool
+	logical bool
 	binary  func(a, b any, opts ...ops.SelectOption) (*device.Tensor, error)
 	unary   func(a *device.Tensor) (*device.Tensor, error)
 }
@@ -24,10 +26,10 @@ var maskCommands = map[string]maskCommand{
 	"less-equal":    {summary: "A <= B element by element (LessEqual-1)", binary: ops.LessEqual},
 	"greater":       {summary: "A > B element by element (Greater-1)", binary: ops.Greater},
 	"greater-equal": {summary: "A >= B element by element (GreaterEqual-1)", binary: ops.GreaterEqual},
-	"logical-and":   {summary: "A and B of bool .npy files (LogicalAnd-1)", binary: ops.LogicalAnd},
-	"logical-or":    {summary: "A or B of bool .npy files (LogicalOr-1)", binary: ops.LogicalOr},
-	"logical-xor":   {summary: "A xor B of bool .npy files (LogicalXor-1)", binary: ops.LogicalXor},
-	"logical-not":   {summary: "not A of a bool .npy file (LogicalNot-1)", unary: ops.LogicalNot},
+	"logical-and":   {summary: "A and B of bool .npy files (LogicalAnd-1)", binary: ops.LogicalAnd, logical: true},
+	"logical-or":    {summary: "A or B of bool .npy files (LogicalOr-1)", binary: ops.LogicalOr, logical: true},
+	"logical-xor":   {summary: "A xor B of bool .npy files (LogicalXor-1)", binary: ops.LogicalXor, logical: true},
+	"logical-not":   {summary: "not A of a bool .npy file (LogicalNot-1)", unary: ops.LogicalNot, logical: true},
 	"is-nan":        {summary: "which elements of a float .npy are NaN (IsNaN-10)", unary: ops.IsNaN},
 	"is-finite":     {summary: "which elements of a float .npy are finite (IsFinite-10)", unary: ops.IsFinite},
 	"is-inf":        {summary: "which elements of a float .npy are infinite (IsInf-10)"},
@@ -43,15 +45,20 @@ func init() {
 
 // runMask is `vkops NAME A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]`
 // for a binary op, `vkops NAME A -o OUT [--dtype bf16]` for a unary one,
-// and is-inf's [--detect-negative=false] [--detect-positive=false].
+// without --dtype for a logical op, and is-inf's [--detect-negative=false]
+// [--detect-positive=false].
 func runMask(e *env, name string, m maskCommand, args []string) error {
-	usage, example := name+" A B -o OUT [--broadcast numpy|none|pdpd] [--dtype bf16]", "vkops "+name+" x.npy 0 -o mask.npy"
+	dtUsage := " [--dtype bf16]"
+	if m.logical {
+		dtUsage = ""
+	}
+	usage, example := name+" A B -o OUT [--broadcast numpy|none|pdpd]"+dtUsage, "vkops "+name+" x.npy 0 -o mask.npy"
 	outHelp := "the output .npy file (bool)"
 	if m.values {
 		example, outHelp = "vkops "+name+" x.npy 0 -o y.npy", "the output .npy file, of A's and B's type (bf16 as float32)"
 	}
 	if m.binary == nil {
-		usage, example = name+" A -o OUT [--dtype bf16]", "vkops "+name+" x.npy -o mask.npy"
+		usage, example = name+" A -o OUT"+dtUsage, "vkops "+name+" x.npy -o mask.npy"
 	}
 	if name == "is-inf" {
 		usage = "is-inf A -o OUT [--dtype bf16] [--detect-negative=false] [--detect-positive=false]"
@@ -65,7 +72,10 @@ func runMask(e *env, name string, m maskCommand, args []string) error {
 	if m.binary != nil {
 		mode = fs.String("broadcast", "numpy", "auto_broadcast: numpy, none or pdpd")
 	}
-	dtArg := fs.String("dtype", "", "bf16: read float32 files as bfloat16 (rounded to nearest even)")
+	dtArg := new(string)
+	if !m.logical {
+		dtArg = fs.String("dtype", "", "bf16: read float32 files as bfloat16 (rounded to nearest even)")
+	}
 	outPath := fs.String("o", "", outHelp)
 	var detectNeg, detectPos *bool
 	if name == "is-inf" {

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vkops/vkops/cpuref"
@@ -84,6 +85,7 @@ func TestMaskCommandErrors(t *testing.T) {
 		{[]string{"is-nan", i}, "vkops: is-nan: a must be f16, bf16, f32 or f64, got i32"},
 		{[]string{"is-nan", "1"}, "vkops: is-nan: A must be a .npy file, got the number 1"},
 		{[]string{"logical-and", xf, xf}, "vkops: logical-and: a must be bool, got f32"},
+		{[]string{"logical-or", xf, xf, "--dtype", "bf16"}, "vkops: logical-or: flag provided but not defined: -dtype"},
 		{[]string{"less", xf, u, "--broadcast", "none"}, "vkops: less: a is f32 but b is u8"},
 		{[]string{"less", xf, xf, "--broadcast", "foo"}, "vkops: less: unknown --broadcast \"foo\""},
 		{[]string{"equal", i, i, "--dtype", "bf16"}, "vkops: equal: --dtype bf16 takes float32 files"},
@@ -111,4 +113,28 @@ func TestMaskCommandErrors(t *testing.T) {
 		cases = append(cases, hardCase{args: append(c.args, "-o", out), msg: c.want})
 	}
 	hardRunAll(t, cases, out, []string{dir})
+}
+
+// A mask command's --help offers --dtype bf16 only where bf16 works: not
+// for the logical ops, which take bool files only.
+func TestMaskHelpDtype(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		dtype bool
+	}{
+		{"logical-and", false},
+		{"logical-or", false},
+		{"logical-xor", false},
+		{"logical-not", false},
+		{"equal", true},
+		{"is-nan", true},
+		{"is-inf", true},
+		{"maximum", true},
+	} {
+		stdout, _, code := vkops(t, nil, c.name, "--help")
+		usage, _, _ := strings.Cut(stdout, "\n")
+		if code != 0 || strings.Contains(usage, "--dtype bf16") != c.dtype || strings.Contains(stdout, "\n  -dtype ") != c.dtype {
+			t.Errorf("vkops %s --help: exit %d; want --dtype bf16 offered: %v\n%s", c.name, code, c.dtype, stdout)
+		}
+	}
 }
