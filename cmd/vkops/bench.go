@@ -101,7 +101,7 @@ func parseBenchFlags(e *env, args []string) (*benchFlags, error) {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per case (and one with op \"overhead\")")
 	fs.BoolVar(&f.sweep, "sweep", false, fmt.Sprintf("run every size from %d to --size in powers of 4", bench.MinSize))
 	fs.StringVar(&f.plotFile, "plot", "", "with --sweep, draw GB/s against size into this .png or .svg file")
-	peersFile := fs.String("peers", "", "with --plot, draw also the results in this file of `bench/peers.py --sweep --json` (numpy and torch)")
+	peersFile := fs.String("peers", "", "with --plot, draw also the results in this `file`, the output of bench/peers.py --sweep --json (numpy and torch)")
 	fs.BoolVar(&f.overhead, "overhead", true, "also measure the per-op overhead and first-call latencies")
 	fs.BoolVar(&f.goPeers, "go", false, "also run the chains on f32 and offload/whole as a Go program would without vkops: "+
 		"a plain loop over its slices (peer go) and that loop split over GOMAXPROCS goroutines (peer go-parallel)")

@@ -171,3 +171,18 @@ func TestMessage(t *testing.T) {
 		}
 	}
 }
+
+// Each flag's line in a command's --help is "-name" and at most a
+// one-word value name: the flag package takes a back-quoted text in the
+// usage for the value's name, which must not be a command line.
+func TestHelpValueNames(t *testing.T) {
+	for _, name := range sortedCommands() {
+		stdout, _, _ := vkops(t, nil, name, "--help")
+		_, flags, _ := strings.Cut(stdout, "\nflags:\n")
+		for line := range strings.Lines(flags) {
+			if f := strings.Fields(line); strings.HasPrefix(line, "  -") && len(f) > 2 {
+				t.Errorf("vkops %s --help: flag line %q: want -name and at most one value name", name, strings.TrimSpace(line))
+			}
+		}
+	}
+}
