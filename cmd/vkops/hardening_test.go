@@ -864,12 +864,18 @@ func TestHardeningAcceptedForms(t *testing.T) {
 // prints nothing on stderr.
 func TestHardeningHelp(t *testing.T) {
 	for _, name := range sortedCommands() {
+		var help string
 		for _, flag := range []string{"--help", "-h"} {
 			stdout, stderr, code := vkops(t, nil, name, flag)
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage: vkops "+name) ||
 				!strings.Contains(stdout, "\nexample:\n  vkops ") || !strings.Contains(stdout, "\nflags:\n") {
 				t.Errorf("vkops %s %s: exit %d, stderr %q, stdout %q; want usage, example and flags", name, flag, code, stderr, stdout)
 			}
+			help = stdout
+		}
+		// vkops help NAME is vkops NAME --help.
+		if stdout, stderr, code := vkops(t, nil, "help", name); code != 0 || stderr != "" || stdout != help {
+			t.Errorf("vkops help %s: exit %d, stderr %q, stdout %q; want what vkops %[1]s --help prints", name, code, stderr, stdout)
 		}
 	}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {

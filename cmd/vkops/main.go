@@ -16,6 +16,7 @@
 //	vkops [--device D] reduce-xor DATA --axes 2,3 [--keep-dims] -o OUT
 //	vkops [--device D] bench [flags]
 //	vkops [--device D] tune [--json]
+//	vkops help [COMMAND]
 //
 // Where an operand may be a number (INPUT and OTHER of where, A and B of
 // the compare ops), an argument that reads as a number is one, negative
@@ -103,7 +104,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-13s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nexample:\n  vkops --device 0 select cond.npy then.npy else.npy -o out.npy")
-	fmt.Fprintln(w, "\nRun 'vkops COMMAND --help' for a command's flags. $VKOPS_DEVICE chooses a device too.")
+	fmt.Fprintln(w, "\nRun 'vkops help COMMAND' (or 'vkops COMMAND --help') for a command's flags. $VKOPS_DEVICE chooses a device too.")
 }
 
 func sortedCommands() []string {
@@ -139,17 +140,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vkops: missing command (run 'vkops help' for the list)")
 		return 2
 	}
-	name := fs.Arg(0)
+	name, args := fs.Arg(0), fs.Args()[1:]
 	if name == "help" {
-		usage(stdout)
-		return 0
+		// "vkops help OP" is "vkops OP --help".
+		switch len(args) {
+		case 0:
+			usage(stdout)
+			return 0
+		case 1:
+			if _, ok := commands[args[0]]; !ok {
+				fmt.Fprintf(stderr, "vkops: help: unknown command %q (want one of %s)\n", args[0], strings.Join(sortedCommands(), ", "))
+				return 2
+			}
+			name, args = args[0], []string{"--help"}
+		default:
+			fmt.Fprintf(stderr, "vkops: help: want one command, got %d arguments\n", len(args))
+			return 2
+		}
 	}
 	cmd, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "vkops: unknown command %q (want one of %s)\n", name, strings.Join(sortedCommands(), ", "))
 		return 2
 	}
-	err := cmd.run(e, fs.Args()[1:])
+	err := cmd.run(e, args)
 	switch {
 	case err == nil:
 		return 0

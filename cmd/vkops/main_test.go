@@ -117,6 +117,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"nosuchcommand"},
+		{"help", "nosuchcommand"},
+		{"help", "select", "where"},
 		{"--nosuchflag", "info"},
 		{"info", "--nosuchflag"},
 		{"info", "extra"},
