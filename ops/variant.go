@@ -142,7 +142,13 @@ func (f *family) pick(d *device.Device) (*variant, error) {
 				return v, nil
 			}
 		}
-		return f.variants[0], nil // the family has no such variant: the portable one runs
+		// A variant of other families only: the portable one runs here.
+		// A name no family has is a mistake, refused as a bad
+		// $VKOPS_PROFILE is rather than run as if unset.
+		if names := variantNames(); !slices.Contains(names, name) {
+			return nil, fmt.Errorf("ops: $VKOPS_VARIANT is %q: want %s or empty", name, strings.Join(names, ", "))
+		}
+		return f.variants[0], nil
 	}
 	if p := f.picked.Load(); p != nil && p.d == d {
 		return p.v, nil
@@ -241,6 +247,19 @@ func (f *family) info(d *device.Device) VariantInfo {
 		vi.Chosen, vi.Default = v.name, true
 	}
 	return vi
+}
+
+// variantNames returns the names of every family's variants, sorted,
+// each once.
+func variantNames() []string {
+	var names []string
+	for _, f := range families() {
+		for _, v := range f.variants {
+			names = append(names, v.name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 func families() []*family {

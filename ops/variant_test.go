@@ -85,6 +85,32 @@ func TestDriverDefaults(t *testing.T) {
 	}
 }
 
+// $VKOPS_VARIANT names a variant of some family: one of another family
+// runs the portable variant, and a name no family has is refused with
+// the valid names, as a bad $VKOPS_PROFILE is, rather than ignored.
+func TestForcedVariantName(t *testing.T) {
+	f := minmaxElem.families[4][0]
+	for _, c := range []struct {
+		name string
+		want string // the variant picked, or "" for an error
+	}{
+		{"portable", "portable"},
+		{" portable ", "portable"},
+		{"texel-subgroup", "portable"}, // a reduction's variant only
+		{"bogus", ""},
+		{"Texel", ""},
+	} {
+		t.Setenv("VKOPS_VARIANT", c.name)
+		v, err := f.pick(nil) // no device: names are settled before any is asked
+		switch {
+		case c.want == "" && (err == nil || !strings.Contains(err.Error(), `$VKOPS_VARIANT is "`+strings.TrimSpace(c.name)+`": want portable, texel, `)):
+			t.Errorf("VKOPS_VARIANT=%q: pick = %v, %v; want an error naming the variable, the value and the choices", c.name, v, err)
+		case c.want != "" && (err != nil || v.name != c.want):
+			t.Errorf("VKOPS_VARIANT=%q: pick = %v, %v; want variant %s", c.name, v, err, c.want)
+		}
+	}
+}
+
 // eachVariant runs f as a subtest per variant of vs, with the variant
 // forced; those d cannot run are skipped. With -short only the last
 // variant d can run does, the one with the most paths.

@@ -54,5 +54,9 @@ func TestMinMaxCommands(t *testing.T) {
 	} {
 		cases = append(cases, hardCase{args: append(c.args, "-o", "OUT"), msg: c.msg})
 	}
+	// A $VKOPS_VARIANT that no kernel family has is refused, as a bad
+	// $VKOPS_PROFILE is, not run as if unset.
+	cases = append(cases, hardCase{args: []string{"maximum", xf, "0", "-o", "OUT"}, env: []string{"VKOPS_VARIANT=bogus"}, code: 1,
+		msg: `vkops: maximum: ops: $VKOPS_VARIANT is "bogus": want portable, `})
 	hardRunAll(t, cases, out, nil)
 }
