@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/vkops/vkops/tensor"
 )
@@ -304,13 +305,20 @@ func writeData(w io.Writer, h *tensor.Host) error {
 // WriteFile writes h to the .npy file at path. It writes a temporary file
 // in the same directory and renames it into place, so path is either left
 // as it was or holds the complete new file, never a partial one. A new
-// file gets mode 0644; an existing file keeps its mode. Its errors name
-// path, never the temporary file, and say why the write failed ("npy:
-// write out/a.npy: directory out does not exist"); they wrap the
-// system's error (fs.ErrNotExist, fs.ErrPermission).
+// file gets mode 0644; an existing file keeps its mode. Where path is a
+// symbolic link, the file it names is written so, and the link stays.
+// Its errors name path (a link's target), never the temporary file, and
+// say why the write failed ("npy: write out/a.npy: directory out does
+// not exist"); they wrap the system's error (fs.ErrNotExist,
+// fs.ErrPermission).
 func WriteFile(path string, h *tensor.Host) (err error) {
 	// Refuse a bad tensor before touching the file system.
 	if _, err := encodeHeader(h); err != nil {
+		return err
+	}
+	// The rename would replace a link with the file: write its target,
+	// as opening path for writing would.
+	if path, err = followLinks(path); err != nil {
 		return err
 	}
 	perm := os.FileMode(0o644)
@@ -352,6 +360,29 @@ func WriteFile(path string, h *tensor.Host) (err error) {
 		return writeError(path, err)
 	}
 	return nil
+}
+
+// followLinks returns path with the symbolic links of its last element
+// followed, to a file that need not exist yet (a dangling link names the
+// file to create, as for a shell's >).
+func followLinks(path string) (string, error) {
+	for range 40 { // Linux's limit on the links of one lookup
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil // what is not a link, WriteFile judges
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", writeError(path, err)
+		}
+		if !filepath.IsAbs(target) {
+			// Not filepath.Join: its cleaning would take a ".." of
+			// target lexically, where the directory may be a link.
+			target = filepath.Dir(path) + string(filepath.Separator) + target
+		}
+		path = target
+	}
+	return "", writeError(path, syscall.ELOOP)
 }
 
 // tempBase is the part of the file name base that WriteFile's temporary

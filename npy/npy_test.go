@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 
@@ -697,6 +698,79 @@ func TestWriteFile(t *testing.T) {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("after replace: %v, %v", fi.Mode(), err)
 		}
+	}
+}
+
+// WriteFile through a symbolic link writes the file the link names, which
+// keeps its mode, and leaves the link a link: relative and absolute
+// links, a link to a link, and a dangling link, whose target is created.
+func TestWriteFileSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SKIP: symbolic links need privileges on Windows")
+	}
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		links  [][2]string // link name in dir, its target, made in order
+		target string      // the file written, in dir
+		exists bool        // the target exists before, with mode 0600
+	}{
+		{"relative", [][2]string{{"r.npy", "sub/r-target.npy"}}, "sub/r-target.npy", true},
+		{"absolute", [][2]string{{"a.npy", filepath.Join(sub, "a-target.npy")}}, "sub/a-target.npy", true},
+		{"chain", [][2]string{{"c2.npy", "sub/c-target.npy"}, {"c1.npy", "c2.npy"}}, "sub/c-target.npy", true},
+		{"dotdot", [][2]string{{"sub/d.npy", "../d-target.npy"}}, "d-target.npy", true},
+		{"dangling", [][2]string{{"n.npy", "sub/n-target.npy"}}, "sub/n-target.npy", false},
+	} {
+		target := filepath.Join(dir, c.target)
+		if c.exists {
+			if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range c.links {
+			if err := os.Symlink(l[1], filepath.Join(dir, l[0])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(dir, c.links[len(c.links)-1][0])
+		want := pattern(t, tensor.I32, tensor.Shape{2, 3})
+		if err := WriteFile(link, want); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		for _, l := range c.links {
+			if fi, err := os.Lstat(filepath.Join(dir, l[0])); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("%s: %s is no longer a link (%v)", c.name, l[0], err)
+			}
+		}
+		got, err := ReadFile(target)
+		if err != nil {
+			t.Errorf("%s: the target: %v", c.name, err)
+			continue
+		}
+		sameHost(t, got, want)
+		wantMode := os.FileMode(0o644)
+		if c.exists {
+			wantMode = 0o600
+		}
+		if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != wantMode {
+			t.Errorf("%s: the target's mode %v, %v; want %v", c.name, fi.Mode(), err, wantMode)
+		}
+	}
+	// A loop of links is an error, and changes nothing.
+	loop := filepath.Join(dir, "loop.npy")
+	if err := os.Symlink("loop.npy", loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(loop, pattern(t, tensor.U8, tensor.Shape{1})); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("a loop of links: error %v; want one matching ELOOP", err)
+	}
+	if fi, err := os.Lstat(loop); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the looping link is no longer a link (%v)", err)
 	}
 }
 
