@@ -39,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vkops/vkops/device"
@@ -107,6 +108,26 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'vkops help COMMAND' (or 'vkops COMMAND --help') for a command's flags. $VKOPS_DEVICE chooses a device too.")
 }
 
+// helpCommand resolves "vkops help [COMMAND]" to COMMAND and the
+// arguments "--help", which print what "vkops COMMAND --help" prints;
+// where there is no command to run it prints the general help, or an
+// error, and returns "" and the exit code.
+func helpCommand(stdout, stderr io.Writer, args []string) (string, []string, int) {
+	switch {
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "vkops: help: want one command, got %d arguments\n", len(args))
+		return "", nil, 2
+	case len(args) == 0 || slices.Contains([]string{"help", "-h", "--help"}, args[0]):
+		usage(stdout)
+		return "", nil, 0
+	}
+	if _, ok := commands[args[0]]; !ok {
+		fmt.Fprintf(stderr, "vkops: help: unknown command %q (want one of %s)\n", args[0], strings.Join(sortedCommands(), ", "))
+		return "", nil, 2
+	}
+	return args[0], []string{"--help"}, 0
+}
+
 func sortedCommands() []string {
 	var names []string
 	for n := range commands {
@@ -142,20 +163,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	name, args := fs.Arg(0), fs.Args()[1:]
 	if name == "help" {
-		// "vkops help OP" is "vkops OP --help".
-		switch len(args) {
-		case 0:
-			usage(stdout)
-			return 0
-		case 1:
-			if _, ok := commands[args[0]]; !ok {
-				fmt.Fprintf(stderr, "vkops: help: unknown command %q (want one of %s)\n", args[0], strings.Join(sortedCommands(), ", "))
-				return 2
-			}
-			name, args = args[0], []string{"--help"}
-		default:
-			fmt.Fprintf(stderr, "vkops: help: want one command, got %d arguments\n", len(args))
-			return 2
+		var code int
+		if name, args, code = helpCommand(stdout, stderr, args); name == "" {
+			return code
 		}
 	}
 	cmd, ok := commands[name]

@@ -147,6 +147,12 @@ func TestUsageErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "example:") || strings.Count(out, "usage:") != 1 {
 		t.Errorf("info --help: exit %d, %q", code, out)
 	}
+	general, _, _ := vkops(t, nil, "help")
+	for _, args := range [][]string{{"help", "help"}, {"help", "-h"}, {"help", "--help"}, {"--help"}} {
+		if out, errOut, code := vkops(t, nil, args...); code != 0 || out != general || errOut != "" {
+			t.Errorf("vkops %q: exit %d, stderr %q; want the general help", args, code, errOut)
+		}
+	}
 }
 
 // TestMessage checks that an error's line names the command as typed,

@@ -19,8 +19,10 @@ func numberRule(operands string) string {
 	return operands + ` are each a .npy file or a number. An argument that
 reads as a number is a number (42, -1, -2.5, 1e-3, 0x10, 0x1p-4, inf, -inf,
 nan), even where a file of that name exists: write ./1 for a file named 1.
-Anything else is a .npy file. A number must fit the element type it is
-given exactly: 1e400 fits none, 300 no i8, 1.5 no integer type.`
+Anything else is a .npy file. A number converts to the element type it is
+given from its exact value: into an integer type it must be an integer in
+range (300 is no i8, 1.5 no integer type), into a float type it rounds to
+nearest even (0.1), and 1e400 fits none. 010 is ten, not octal.`
 }
 
 // number is a number operand as it was written; scalarValue makes it the
@@ -222,7 +224,7 @@ var tinyRat = new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1)
 // (1e400, -0x1p2000) is huge, and no element type holds it.
 func parseNumber(s string) (l literal, ok bool) {
 	l.neg = strings.HasPrefix(s, "-")
-	if n, isInt := new(big.Int).SetString(s, 0); isInt { // 42, -0x7f, 0x1_0000_0000_0000_0000
+	if n, isInt := parseInteger(s); isInt { // 42, -0x7f, 0x1_0000_0000_0000_0000, 010
 		l.r = new(big.Rat).SetInt(n)
 		f, _ := l.r.Float64()
 		l.huge = math.IsInf(f, 0)
@@ -256,6 +258,21 @@ func parseNumber(s string) (l literal, ok bool) {
 		}
 	}
 	return l, true
+}
+
+// parseInteger reads an integer literal as Go's syntax does, but for a
+// leading 0 before a digit, which Go reads as octal and numpy and
+// Python's float() as decimal, as 010.0 is here: 010 is ten.
+func parseInteger(s string) (*big.Int, bool) {
+	digits := strings.TrimLeft(s, "+-")
+	if len(digits) < 2 || digits[0] != '0' || !strings.ContainsRune("0123456789_", rune(digits[1])) {
+		return new(big.Int).SetString(s, 0)
+	}
+	// Underscores stand between digits only, as in Go.
+	if strings.HasSuffix(digits, "_") || strings.Contains(digits, "__") {
+		return nil, false
+	}
+	return new(big.Int).SetString(s[:len(s)-len(digits)]+strings.ReplaceAll(digits, "_", ""), 10)
 }
 
 // zeroDigits reports whether the float literal s has only zeros before
