@@ -186,8 +186,11 @@ func (e *Expr) Set(in Node, t *device.Tensor) error {
 	if err := checkTensor("expr", "input", t); err != nil {
 		return err
 	}
-	if t.Device() != n.dev || t.DType() != n.dt || !bridge.Tensor(t).Dims().Equal(n.dims) {
-		return invalidf("expr: set: %v is not a tensor of %v%v on %v", t, n.dt, n.dims, n.dev)
+	if t.Device() != n.dev {
+		return misusef("expr: set: %v is on another device than the input it replaces", t)
+	}
+	if t.DType() != n.dt || !bridge.Tensor(t).Dims().Equal(n.dims) {
+		return invalidf("expr: set: %v is not of the input's type and shape %v%v", t, n.dt, n.dims)
 	}
 	n.t = t
 	return nil

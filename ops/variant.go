@@ -288,7 +288,7 @@ func Variants(d *device.Device) []VariantInfo {
 // reports what it measured.
 func Tune(d *device.Device) ([]VariantInfo, error) {
 	if d == nil {
-		return nil, invalidf("tune: the device is nil")
+		return nil, misusef("tune: the device is nil")
 	}
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("tune: %w", err)

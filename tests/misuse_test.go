@@ -281,6 +281,10 @@ func TestMisuseFreed(t *testing.T) {
 	check("Err", x.Err())
 	_, err = device.ToSlice[float32](x)
 	check("ToSlice", err)
+	_, err = device.ToSlice[int32](x)
+	check("ToSlice of another type", err)
+	_, err = device.Value[float32](x)
+	check("Value of 4 elements", err)
 	y, err := bridge.Device(d).Empty(tensor.F32, tensor.Shape{4})
 	if err != nil {
 		t.Fatal(err)
@@ -395,6 +399,14 @@ func TestMisuseClosed(t *testing.T) {
 	check("Wrap", err)
 	_, err = device.View[float32](a)
 	check("View", err)
+	// A mistake of type or length reports the closed device first.
+	_, err = device.Value[float32](a)
+	check("Value of 12 elements", err)
+	check("ToSliceInto a short slice", device.ToSliceInto(a, make([]float32, 2)))
+	_, err = device.ToSlice[int32](a)
+	check("ToSlice of another type", err)
+	_, err = device.View[int32](a)
+	check("View of another type", err)
 	var e ops.Expr
 	_, err = e.Eval(e.Greater(a, 0))
 	check("Expr.Eval", err)
@@ -465,6 +477,10 @@ func TestMisuseForeign(t *testing.T) {
 		if !errors.Is(err, device.ErrMisuse) {
 			t.Errorf("%s: error %v does not match device.ErrMisuse", x.name, err)
 		}
+	}
+	var e ops.Expr
+	if err := e.Set(e.Input(a1), a2); !errors.Is(err, device.ErrMisuse) || !errors.Is(err, ops.ErrInvalid) {
+		t.Errorf("Expr.Set to a tensor of another device: %v, want ErrMisuse and ErrInvalid", err)
 	}
 	if err := bridge.Device(d1).Copy(bridge.Tensor(a1), bridge.Tensor(a2)); err == nil {
 		t.Error("Copy from another device's tensor succeeded")
@@ -665,8 +681,22 @@ func TestMisuseNil(t *testing.T) {
 			t.Errorf("%s: %v, want an error matching %q", c.name, err, c.want)
 		}
 	}
-	if _, err := device.FromSlice(d, []float32{1}, -1); err == nil || errors.Is(err, device.ErrSize) {
-		t.Errorf("FromSlice of shape [-1]: %v, want a shape error, not ErrSize", err)
+	if _, err := device.FromSlice(d, []float32{1, 2}, -1, -2); !errors.Is(err, device.ErrMisuse) || errors.Is(err, device.ErrSize) {
+		t.Errorf("FromSlice of shape [-1 -2]: %v, want ErrMisuse, not ErrSize", err)
+	}
+	if _, err := ops.Tune(nd); !errors.Is(err, device.ErrMisuse) || !errors.Is(err, ops.ErrInvalid) {
+		t.Errorf("Tune of a nil device: %v, want ErrMisuse and ErrInvalid", err)
+	}
+	// A Device that Open did not make is as good as none.
+	zd := new(device.Device)
+	if zd.String() != "<nil>" {
+		t.Errorf("a zero Device: String %q", zd.String())
+	}
+	for name, err := range map[string]error{"Close": zd.Close(), "Err": zd.Err(), "Sync": zd.Sync(),
+		"FromSlice": func() error { _, err := device.FromSlice(zd, []int8{1}); return err }()} {
+		if !errors.Is(err, device.ErrMisuse) {
+			t.Errorf("%s of a zero Device: %v, want ErrMisuse", name, err)
+		}
 	}
 	nd.Close() // and again: still no panic
 	if got, err := device.ToSlice[float32](x); err != nil || got[1] != 2 {

@@ -387,8 +387,11 @@ func (d *Device) Err() error {
 // check reports a nil device, which every call that uses one reports
 // rather than panic.
 func (d *Device) check() error {
-	if d == nil {
+	switch {
+	case d == nil:
 		return usagef(ErrMisuse, "device: nil device")
+	case d.shut == nil:
+		return usagef(ErrMisuse, "device: a Device that Open did not return")
 	}
 	return nil
 }
@@ -470,7 +473,7 @@ func (d *Device) Close() error {
 
 // String names the device.
 func (d *Device) String() string {
-	if d == nil {
+	if d.check() != nil {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%s (%s, %s)", d.info.Name, d.info.TypeName, d.info.DriverName)

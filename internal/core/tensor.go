@@ -403,7 +403,7 @@ func checkSlice[T tensor.Element](what string, data []T, shape []int) (tensor.DT
 	case tensor.CheckSize(tensor.DTypeOf[T](), sliceShape(data, shape)) == nil:
 		return dt, usagef(ErrSize, "%s%v", what, err)
 	}
-	return dt, fmt.Errorf("%s%w", what, err)
+	return dt, usagef(ErrMisuse, "%s%v", what, err) // a shape no tensor has
 }
 
 func sliceShape[T tensor.Element](data []T, shape []int) tensor.Shape {
@@ -489,9 +489,11 @@ func ToSliceInto[T tensor.Element](t *Tensor, dst []T) error {
 	return t.read(tensor.Bytes(dst), t.dtype == tensor.Bool)
 }
 
-// checkElem checks that t is a tensor of T's element type, for fn.
+// checkElem checks that t is a usable tensor of T's element type, for
+// fn: a freed tensor, or one of a closed device, reports that before
+// any mistake of type or length.
 func checkElem[T tensor.Element](t *Tensor, fn string) error {
-	if err := t.check(); err != nil {
+	if err := t.Err(); err != nil {
 		return err
 	}
 	if dt := tensor.DTypeOf[T](); dt != t.dtype {
