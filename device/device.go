@@ -46,7 +46,8 @@
 // ErrFreed (a tensor was freed), ErrOutOfMemory (the heap or the host is
 // full; the device stays usable), ErrDeviceLost (the driver lost the
 // device; it is unusable), ErrMisuse (a nil device or tensor, tensors
-// of two devices, memory that a copy would read while writing it),
+// of two devices, a shape no tensor has, a slice or result of another
+// element type, memory that a copy would read while writing it),
 // ErrSize (a slice or bytes that do not match a tensor's shape),
 // ErrNoDevice and ErrNoSuchDevice (Open found no device, or not the one
 // asked for). After any of them but ErrDeviceLost, the device and every
