@@ -127,13 +127,14 @@ func (e *Expr) add(n exprNode) Node {
 // where its broadcast needs more dimensions than the kernels walk, so
 // that Err reports it before Eval.
 func (e *Expr) addElem(n exprNode) Node {
-	var shapes [3]tensor.Shape
-	for k, a := range n.args[:n.nargs] {
+	var buf [3]int32
+	ins := buf[:0]
+	for _, a := range n.args[:n.nargs] {
 		if a.node != 0 {
-			shapes[k] = e.nodes[a.node-1].dims
+			ins = append(ins, a.node)
 		}
 	}
-	if l := newLayout(n.dims, shapes[:n.nargs]...); l.rank > maxRank {
+	if l := e.layout(n.dims, ins); l.rank > maxRank {
 		return e.fail(rankError(n.name, &l))
 	}
 	return e.add(n)

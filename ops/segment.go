@@ -384,27 +384,24 @@ func (e *Expr) misfit(ops []int32) string {
 	if len(types) > 1 {
 		over = append(over, fmt.Sprintf("two element types besides bool (%v, %v)", types[0], types[1]))
 	}
-	if r := e.rank(ops[len(ops)-1], ins); r > maxRank {
-		over = append(over, fmt.Sprintf("a broadcast of %d dimensions > %d", r, maxRank))
+	if len(ins) <= fuseMaxInputs { // more, and the kernel has no layout: reported above
+		if l := e.layout(e.nodes[ops[len(ops)-1]-1].dims, ins); l.rank > maxRank {
+			over = append(over, fmt.Sprintf("a broadcast of %d dimensions > %d", l.rank, maxRank))
+		}
 	}
 	return strings.Join(over, ", ")
 }
 
-// rank returns the dimensions the fused kernel walks over the output of
-// op end, once adjacent ones are merged, with input tensors ins; 0 where
-// ins are more than the kernel reads, which misfit reports already.
-// Each op of a segment may fit the kernels' dimensions and the segment
-// not: inputs broadcast along different axes each add theirs.
-func (e *Expr) rank(end int32, ins []int32) int {
-	if len(ins) > fuseMaxInputs {
-		return 0
-	}
+// layout returns the layout of a kernel over out that reads nodes ins,
+// at most fuseMaxInputs, as the op of a node or a fused segment would
+// run. Each op of a segment may fit the kernels' dimensions and the
+// segment not: inputs broadcast along different axes each add theirs.
+func (e *Expr) layout(out tensor.Shape, ins []int32) layout {
 	var shapes [fuseMaxInputs]tensor.Shape
 	for k, i := range ins {
 		shapes[k] = e.nodes[i-1].dims
 	}
-	l := newLayout(e.nodes[end-1].dims, shapes[:len(ins)]...)
-	return l.rank
+	return newLayout(out, shapes[:len(ins)]...)
 }
 
 // step plans the step that makes node i's value, given the cuts: a
